@@ -1,0 +1,50 @@
+"""Fixtures shared by the whole suite: three users (owner, another user,
+staff) and an API client for each, so isolation can be tested everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory(username="owner")
+
+
+@pytest.fixture
+def other_user(db):
+    return UserFactory(username="other")
+
+
+@pytest.fixture
+def staff_user(db):
+    return UserFactory(username="staff", is_staff=True, is_superuser=True)
+
+
+def _client_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=user)
+    return client
+
+
+@pytest.fixture
+def anon_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def api_client(owner) -> APIClient:
+    return _client_for(owner)
+
+
+@pytest.fixture
+def other_client(other_user) -> APIClient:
+    return _client_for(other_user)
+
+
+@pytest.fixture
+def staff_client(staff_user) -> APIClient:
+    return _client_for(staff_user)

@@ -1,0 +1,90 @@
+"""Typed readers for settings that come from the environment.
+
+Every reader raises ``ImproperlyConfigured`` naming the variable, so a bad
+value stops start-up with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.core.exceptions import ImproperlyConfigured
+
+T = TypeVar("T")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _read(name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return parse(raw.strip())
+    except (TypeError, ValueError) as exc:
+        raise ImproperlyConfigured(
+            f"Environment variable {name}={raw!r} is not a valid {kind}."
+        ) from exc
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_required(name: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ImproperlyConfigured(f"Environment variable {name} must be set.")
+    return value
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    def parse(raw: str) -> bool:
+        lowered = raw.lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise ValueError(raw)
+
+    return _read(name, default, parse, "boolean (1/0, true/false, yes/no, on/off)")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    value = _read(name, default, int, "integer")
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+def env_float(
+    name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    value = _read(name, default, float, "number")
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(
+            f"Environment variable {name}={value!r} must be one of: {', '.join(choices)}."
+        )
+    return value
+
+
+def _check_range(name: str, value: float, minimum: float | None, maximum: float | None) -> None:
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"Environment variable {name}={value} must be at least {minimum}.")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"Environment variable {name}={value} must be at most {maximum}.")

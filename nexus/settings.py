@@ -1,0 +1,203 @@
+"""Nexus settings: every value that varies between machines comes from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from nexus.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_required,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- Core -------------------------------------------------------------------
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# A secret key only has a default while debugging; production must set one.
+SECRET_KEY = (
+    env_str("DJANGO_SECRET_KEY") or "insecure-debug-only-key"
+    if DEBUG
+    else env_required("DJANGO_SECRET_KEY")
+)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "sessions_app",
+    "summaries",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "nexus.urls"
+WSGI_APPLICATION = "nexus.wsgi.application"
+ASGI_APPLICATION = "nexus.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------
+
+_DEFAULT_DATABASE_URL = f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+try:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            env_str("DATABASE_URL") or _DEFAULT_DATABASE_URL,
+            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        )
+    }
+except ValueError as exc:  # dj-database-url raises ValueError for unknown schemes
+    raise ImproperlyConfigured(f"Environment variable DATABASE_URL is not a valid database URL: {exc}") from exc
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web process read while a task writes; a busy timeout
+    # keeps short write bursts from failing with "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth, i18n, static -----------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+# --- REST framework ---------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Nexus API",
+    "DESCRIPTION": "Rolling conversation memory for LLM chat applications.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Summarization and context (seed 000 / seed 002 names and defaults) -----
+
+SUMMARY_THRESHOLD_TOKENS = env_int("SUMMARY_THRESHOLD_TOKENS", 200, minimum=0)
+SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 800, minimum=1)
+SUMMARY_MIN_EPISODES = env_int("SUMMARY_MIN_EPISODES", 5, minimum=1)
+SUMMARY_TEMPERATURE = env_float("SUMMARY_TEMPERATURE", 0.2, minimum=0.0, maximum=2.0)
+SUMMARY_GEN_MAX_TOKENS = env_int("SUMMARY_GEN_MAX_TOKENS", 500, minimum=1)
+SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
+CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
+
+# --- Inference --------------------------------------------------------------
+
+INFERENCE_BACKEND = env_choice("INFERENCE_BACKEND", "offline", ("offline", "ollama", "openai", "nexus"))
+INFERENCE_SERVICE_URL = env_str("INFERENCE_SERVICE_URL", "http://localhost:3001").rstrip("/")
+INFERENCE_API_KEY = env_str("INFERENCE_API_KEY")
+INFERENCE_TIMEOUT_SECONDS = env_float("INFERENCE_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+INFERENCE_CONNECT_TIMEOUT_SECONDS = env_float("INFERENCE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1)
+UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
+CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
+if INFERENCE_BACKEND != "offline" and not INFERENCE_SERVICE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"Environment variable INFERENCE_SERVICE_URL={INFERENCE_SERVICE_URL!r} must be an http(s) URL."
+    )
+
+# --- Celery -----------------------------------------------------------------
+
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+if CELERY_BROKER_URL and not CELERY_BROKER_URL.startswith(("redis://", "rediss://", "memory://", "amqp://")):
+    raise ImproperlyConfigured(
+        f"Environment variable CELERY_BROKER_URL={CELERY_BROKER_URL!r} must be a redis://, rediss:// or amqp:// URL."
+    )
+# Without a broker, tasks run in-process; delay_on_commit keeps them after commit.
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
+# Redelivery of an unacknowledged task after a whole worker dies; kept above
+# the hard time limit so a slow but healthy task is never delivered twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900, minimum=1),
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = TIME_ZONE
+
+# --- Logging ----------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+}

@@ -1,0 +1,56 @@
+"""Chat sessions and their episodes (one user message and the assistant's reply)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
+
+
+class ChatSession(models.Model):
+    # The integer primary key stays inside (joins, task arguments); the uuid
+    # is the only identifier that appears in URLs and API payloads.
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # Counters kept by the episode write path in the same transaction as the
+    # insert, so the summarization gate never aggregates a whole session.
+    # The aggregate (``with_stats``) stays the truth; tests prove they agree.
+    cached_episode_count = models.PositiveIntegerField(default=0, editable=False)
+    cached_total_tokens = models.PositiveBigIntegerField(default=0, editable=False)
+
+    objects = ChatSessionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "-pk"]
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="session_owner_recent_idx")]
+
+    def __str__(self) -> str:
+        return self.title or f"Session {self.uuid}"
+
+
+class Episode(models.Model):
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="episodes")
+    user_input = models.TextField()
+    response = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    objects = EpisodeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["session", "id"], name="episode_session_id_idx")]
+
+    def __str__(self) -> str:
+        return f"Episode {self.pk} of session {self.session_id}"

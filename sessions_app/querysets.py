@@ -1,0 +1,79 @@
+"""Read-side querysets for sessions and episodes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
+from django.db import models
+from django.db.models import Count, Max, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+class SessionStats(TypedDict):
+    episode_count: int
+    total_tokens: int
+    last_episode_id: int | None
+
+
+class ChatSessionQuerySet(models.QuerySet):
+    def with_stats(self) -> ChatSessionQuerySet:
+        """Annotate ``episode_count``, ``total_tokens`` and ``last_episode_id``
+        from the episodes themselves, in the same single query as the rows.
+
+        Each figure is its own correlated subquery rather than a JOIN, so
+        adding another annotation later cannot multiply rows.
+        """
+        from sessions_app.models import Episode
+
+        per_session = Episode.objects.filter(session=OuterRef("pk")).order_by().values("session")
+        return self.annotate(
+            episode_count=Coalesce(
+                Subquery(per_session.annotate(n=Count("pk")).values("n")), Value(0)
+            ),
+            total_tokens=Coalesce(
+                Subquery(per_session.annotate(t=Sum("token_count")).values("t")), Value(0)
+            ),
+            last_episode_id=Subquery(per_session.annotate(m=Max("pk")).values("m")),
+        )
+
+    def visible_to(self, user: AbstractBaseUser) -> ChatSessionQuerySet:
+        """Staff see every session; everybody else only their own."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        return self.filter(owner=user)
+
+    def stats_for(self, session_pk: int) -> SessionStats:
+        """Stats of one session in one query whose cost does not grow with
+        the session's length: the count and token sum are counters kept on
+        the session row by the write path, the last id is an index probe."""
+        from sessions_app.models import Episode
+
+        row = (
+            self.filter(pk=session_pk)
+            .annotate(
+                last_id=Subquery(
+                    Episode.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+                )
+            )
+            .values("cached_episode_count", "cached_total_tokens", "last_id")
+            .get()
+        )
+        return SessionStats(
+            episode_count=row["cached_episode_count"],
+            total_tokens=row["cached_total_tokens"],
+            last_episode_id=row["last_id"],
+        )
+
+
+class EpisodeQuerySet(models.QuerySet):
+    def for_session(self, session_pk: int) -> EpisodeQuerySet:
+        return self.filter(session_id=session_pk).order_by("pk")
+
+    def after(self, session_pk: int, after_id: int) -> EpisodeQuerySet:
+        """The tail of a session: episodes with an id greater than ``after_id``, oldest first."""
+        return self.for_session(session_pk).filter(pk__gt=after_id)

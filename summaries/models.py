@@ -1,0 +1,127 @@
+"""Summary rows, their revisions, and each session's summarization state."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from sessions_app.models import ChatSession
+
+
+class SummaryQuerySet(models.QuerySet):
+    def chain(self, session_pk: int) -> SummaryQuerySet:
+        """A session's summary rows, oldest range first."""
+        return self.filter(session_id=session_pk).order_by("first_episode_id", "pk")
+
+    def latest_for(self, session_pk: int) -> Summary | None:
+        return self.filter(session_id=session_pk).order_by("-last_episode_id", "-pk").first()
+
+
+class Summary(models.Model):
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="summaries")
+    content = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    # Ids of the first and last episode folded into this row. Rows of one
+    # session tile its episodes: in order, no overlap, no gap.
+    first_episode_id = models.BigIntegerField()
+    last_episode_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # Provenance of the last automatic write.
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    # Characters cut from single episodes longer than SUMMARY_MAX_CHARS.
+    truncated_chars = models.PositiveIntegerField(default=0)
+
+    # Staff-curated rows are never rewritten by automatic passes.
+    curated = models.BooleanField(default=False)
+    curated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    objects = SummaryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["session", "first_episode_id", "pk"]
+        verbose_name_plural = "summaries"
+        indexes = [
+            models.Index(fields=["session", "last_episode_id"], name="summary_session_last_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(first_episode_id__lte=models.F("last_episode_id")),
+                name="summary_range_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Summary {self.episode_range} of session {self.session_id}"
+
+    @property
+    def episode_range(self) -> str:
+        return f"{self.first_episode_id}-{self.last_episode_id}"
+
+
+class SummaryRevision(models.Model):
+    """The state of a summary row before a change, so every change can be
+    traced and undone."""
+
+    class Source(models.TextChoices):
+        AUTOMATIC = "automatic", "Automatic update"
+        STAFF_EDIT = "staff_edit", "Staff edit"
+        API_EDIT = "api_edit", "API edit"
+        REGENERATE = "regenerate", "Regeneration"
+        RESTORE = "restore", "Restore"
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="revisions")
+    source = models.CharField(max_length=20, choices=Source.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    content = models.TextField()
+    token_count = models.PositiveIntegerField(default=0)
+    first_episode_id = models.BigIntegerField()
+    last_episode_id = models.BigIntegerField()
+    curated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Revision of summary {self.summary_id} ({self.get_source_display()})"
+
+
+class SummarizationState(models.Model):
+    """Per-session summarization state, readable in one cheap query.
+
+    ``lease_owner``/``lease_expires_at`` make sure at most one run per
+    session is active across workers; ``rerun_requested`` records triggers
+    that arrive during a run so the run re-checks the gate when it ends.
+    """
+
+    class State(models.TextChoices):
+        IDLE = "idle", "Idle"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FAILED = "failed", "Failed"
+
+    session = models.OneToOneField(
+        ChatSession, on_delete=models.CASCADE, primary_key=True, related_name="summarization"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.IDLE)
+    last_error = models.TextField(blank=True)
+    failed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    lease_owner = models.CharField(max_length=255, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    rerun_requested = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["state"], name="summ_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_state_display()} ({self.session_id})"

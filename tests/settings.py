@@ -1,0 +1,20 @@
+"""Test settings: the real settings module, with test-only defaults.
+
+The database comes from DATABASE_URL like everywhere else (PostgreSQL in CI,
+SQLite when unset). Tasks run eagerly here; tests that need a real broker
+and worker start them explicitly.
+"""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
+
+from nexus.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_BROKER_URL = "memory://"
+CELERY_TASK_ALWAYS_EAGER = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
