@@ -1,0 +1,77 @@
+"""Staff and API edits of summary rows, each kept as a revision.
+
+Every change to a row first stores the row's previous state as a
+``SummaryRevision``, so any change can be traced and undone.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from sessions_app.models import ChatSession
+from sessions_app.tokens import count_tokens
+from summaries.models import Summary, SummaryRevision
+
+Source = SummaryRevision.Source
+
+
+def record_revision(*, summary: Summary, source: str, actor=None) -> SummaryRevision:
+    """Keep ``summary``'s current state before it changes.
+
+    Call inside the transaction that changes the row, after locking it.
+    """
+    return SummaryRevision.objects.create(
+        summary=summary,
+        source=source,
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        content=summary.content,
+        token_count=summary.token_count,
+        first_episode_id=summary.first_episode_id,
+        last_episode_id=summary.last_episode_id,
+        curated=summary.curated,
+    )
+
+
+def summary_curate(*, summary: Summary, content: str, actor=None, source: str = Source.STAFF_EDIT) -> Summary:
+    """Replace a row's text by a person's; the row is then curated and no
+    automatic pass rewrites it again (the next pass starts a new row)."""
+    with transaction.atomic():
+        locked = Summary.objects.select_for_update().get(pk=summary.pk)
+        record_revision(summary=locked, source=source, actor=actor)
+        locked.content = content
+        locked.token_count = count_tokens(content)
+        locked.curated = True
+        locked.curated_by = actor if actor is not None and actor.is_authenticated else None
+        locked.save(update_fields=["content", "token_count", "curated", "curated_by", "updated_at"])
+    return locked
+
+
+def summary_create_manual(
+    *, session: ChatSession, content: str, first_episode_id: int, last_episode_id: int, actor=None
+) -> Summary:
+    """A row written by a person (API or admin): curated from the start."""
+    return Summary.objects.create(
+        session=session,
+        content=content,
+        token_count=count_tokens(content),
+        first_episode_id=first_episode_id,
+        last_episode_id=last_episode_id,
+        curated=True,
+        curated_by=actor if actor is not None and actor.is_authenticated else None,
+        model="",
+    )
+
+
+def summary_restore(*, revision: SummaryRevision, actor=None) -> Summary:
+    """Put a revision's text and range back; the current state becomes a revision too."""
+    with transaction.atomic():
+        summary = Summary.objects.select_for_update().get(pk=revision.summary_id)
+        record_revision(summary=summary, source=Source.RESTORE, actor=actor)
+        summary.content = revision.content
+        summary.token_count = revision.token_count
+        summary.first_episode_id = revision.first_episode_id
+        summary.last_episode_id = revision.last_episode_id
+        # A restored text is a person's choice: keep it out of automatic passes.
+        summary.curated = True
+        summary.save()
+    return summary
