@@ -1,0 +1,13 @@
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+
+@pytest.mark.django_db
+def test_models_and_migrations_agree():
+    out = StringIO()
+    try:
+        call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
+    except SystemExit as exc:  # makemigrations --check exits 1 when a migration is missing
+        pytest.fail(f"Missing migrations (exit {exc.code}):\n{out.getvalue()}")
