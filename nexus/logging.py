@@ -1,0 +1,74 @@
+"""Log formatting: one JSON object per line, and user text kept out of logs.
+
+``JsonFormatter`` writes ``time``, ``level``, ``logger``, ``message`` and every
+field passed with ``extra=`` (for example the summarization record's
+``session``, ``episode_range``, ``prompt_tokens``, ``completion_tokens``,
+``duration_ms``, ``outcome``, ``error``), plus ``exc_info`` as text when an
+exception is attached. Values JSON cannot encode are written with ``str()``.
+
+``ContentFilter`` blanks fields that carry what people wrote (messages,
+replies, prompts, summaries) unless ``settings.LOG_CONTENT`` is on, so a
+logging call that passes them by mistake still leaks nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+# Attributes every LogRecord has; anything else on a record came from ``extra``.
+_RECORD_ATTRS = frozenset(
+    vars(logging.LogRecord("", logging.INFO, "", 0, "", None, None)).keys()
+) | {"message", "asctime", "taskName"}
+
+# Field names that hold user text.
+CONTENT_FIELDS = frozenset(
+    {"user_input", "response", "content", "prompt", "question", "reply", "messages", "text", "completion"}
+)
+REDACTED = "[redacted]"
+
+
+def record_extras(record: logging.LogRecord) -> dict[str, Any]:
+    """The fields a logging call added with ``extra=``."""
+    return {k: v for k, v in vars(record).items() if k not in _RECORD_ATTRS and not k.startswith("_")}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in record_extras(record).items():
+            # The four fixed keys win; an extra with the same name is kept under a prefix.
+            payload[f"extra_{key}" if key in payload else key] = value
+        if record.exc_info:
+            payload["exc_info"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            payload["stack_info"] = self.formatStack(record.stack_info)
+        # ensure_ascii keeps the line a single line whatever the text holds;
+        # json.dumps never writes a raw newline.
+        return json.dumps(payload, default=str, ensure_ascii=True)
+
+
+class ContentFilter(logging.Filter):
+    """Blank user-text fields in ``extra`` unless LOG_CONTENT is on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _log_content():
+            for key in CONTENT_FIELDS.intersection(vars(record)):
+                setattr(record, key, REDACTED)
+        return True
+
+
+def _log_content() -> bool:
+    try:
+        from django.conf import settings
+
+        return bool(getattr(settings, "LOG_CONTENT", False))
+    except Exception:  # settings not configured (a bare script): keep text out
+        return False
