@@ -158,7 +158,21 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "sessions_app.api.throttling.AnonThrottle",
+        "sessions_app.api.throttling.UserThrottle",
+    ],
+    "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
 }
+# Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
+API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "600/minute")
+API_THROTTLE_USER = env_str("API_THROTTLE_USER", "100000/minute")
+API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
+API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
+EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
+SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
+API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Nexus API",
     "DESCRIPTION": "Rolling conversation memory for LLM chat applications.",
