@@ -1,0 +1,57 @@
+"""gunicorn settings for the web process (``gunicorn nexus.wsgi -c nexus/gunicorn.conf.py``).
+
+Sized for a 2-core machine that also runs a Celery worker. Requests spend
+most of their time waiting on PostgreSQL and on the model server (a chat
+turn waits for the whole reply, or streams it), not on the CPU, so each
+process serves several requests with threads instead of adding processes:
+WEB_CONCURRENCY processes (default 2, one per core) x GUNICORN_THREADS
+threads (default 4) = 8 requests in flight for the memory of 2 processes.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"Environment variable {name}={raw!r} is not a valid integer.") from None
+
+
+# PORT is what platforms (and honcho) hand the web process; GUNICORN_BIND overrides the whole address.
+bind = os.environ.get("GUNICORN_BIND") or f"0.0.0.0:{_int('PORT', 8000)}"
+workers = _int("WEB_CONCURRENCY", 2)
+worker_class = "gthread"
+threads = _int("GUNICORN_THREADS", 4)
+
+# A streamed chat reply can take a minute on a small model; the gthread
+# worker keeps heartbeating while a thread waits, so this only catches a
+# process that is truly stuck.
+timeout = _int("GUNICORN_TIMEOUT", 120)
+graceful_timeout = 30
+keepalive = 5
+
+# Recycle processes now and then so a slow leak cannot grow without bound;
+# the jitter keeps both processes from restarting at the same moment.
+max_requests = _int("GUNICORN_MAX_REQUESTS", 1000)
+max_requests_jitter = 100
+
+# Heartbeat files on tmpfs: a slow disk cannot make a healthy worker look dead.
+if os.path.isdir("/dev/shm"):
+    worker_tmp_dir = "/dev/shm"
+
+# Logs to stdout/stderr, where the process manager collects them.
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+# X-Forwarded-* is trusted only from these addresses (the proxy in front);
+# gunicorn also reads FORWARDED_ALLOW_IPS itself.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# The runtime control socket defaults to one path per user: several stacks on
+# one machine would fight over it, and nothing here uses it.
+control_socket_disable = True
