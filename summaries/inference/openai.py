@@ -1,0 +1,148 @@
+"""Any OpenAI-compatible server: ``POST /v1/chat/completions``.
+
+Works with vLLM, llama.cpp's server, LM Studio and OpenAI itself. A streamed
+reply is Server-Sent Events: ``data: {json}`` lines, ended by ``data: [DONE]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+
+from summaries.inference.base import (
+    ChatStream,
+    Completion,
+    PermanentInferenceError,
+    Stopwatch,
+    TransientInferenceError,
+    reported_count,
+)
+from summaries.inference.http import HttpInferenceClient
+
+SSE_DATA = "data:"
+SSE_DONE = "[DONE]"
+
+
+class OpenAIClient(HttpInferenceClient):
+    name = "openai"
+
+    def headers(self) -> dict[str, str]:
+        key = settings.INFERENCE_API_KEY
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def body(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        stream: bool,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            # ``max_tokens`` rather than OpenAI's newer ``max_completion_tokens``:
+            # the local servers this mostly talks to only know the former.
+            body["max_tokens"] = max_tokens
+        if stream:
+            body["stream"] = True
+        return body
+
+    def _chat(
+        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+    ) -> Completion:
+        watch = Stopwatch()
+        payload = self.post_json(
+            "/v1/chat/completions",
+            self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=False),
+        )
+        self._raise_reported_error(payload)
+        choice = _first_choice(payload)
+        message = choice.get("message") if choice is not None else None
+        if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+            raise self.malformed("no choices[0].message.content", json.dumps(payload))
+        usage = payload.get("usage")
+        return self._finished(
+            text=message.get("content"),
+            model=str(payload.get("model") or model),
+            prompt_tokens=reported_count(usage, "prompt_tokens"),
+            completion_tokens=reported_count(usage, "completion_tokens"),
+            messages=messages,
+            watch=watch,
+        )
+
+    def _chat_stream(
+        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+    ) -> ChatStream:
+        watch = Stopwatch()
+        seen: dict[str, Any] = {}
+        body = self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=True)
+
+        def chunks() -> Iterator[str]:
+            with self.stream_lines("/v1/chat/completions", body) as lines:
+                for line in lines:
+                    # Comments (":"), "event:" and "id:" lines carry nothing we use.
+                    if not line.startswith(SSE_DATA):
+                        continue
+                    data = line[len(SSE_DATA) :].strip()
+                    if data == SSE_DONE:
+                        return
+                    try:
+                        event = json.loads(data)
+                    except json.JSONDecodeError as exc:
+                        raise self.malformed("SSE data is not JSON", data) from exc
+                    if not isinstance(event, dict):
+                        raise self.malformed("SSE data is not an object", data)
+                    self._raise_reported_error(event)
+                    if event.get("model"):
+                        seen["model"] = event["model"]
+                    if isinstance(event.get("usage"), dict):
+                        seen["usage"] = event["usage"]
+                    choice = _first_choice(event)
+                    delta = choice.get("delta") if choice is not None else None
+                    content = delta.get("content") if isinstance(delta, dict) else None
+                    if content:
+                        yield str(content)
+            # Some servers close without [DONE]; what arrived is still the reply.
+
+        def finish(text: str) -> Completion:
+            usage = seen.get("usage")
+            return self._finished(
+                text=text,
+                model=str(seen.get("model") or model),
+                prompt_tokens=reported_count(usage, "prompt_tokens"),
+                completion_tokens=reported_count(usage, "completion_tokens"),
+                messages=messages,
+                watch=watch,
+            )
+
+        return ChatStream(chunks(), finish)
+
+    def health(self) -> None:
+        self.get_ok("/v1/models")
+
+    def _raise_reported_error(self, payload: dict[str, Any]) -> None:
+        # Errors sent with a 200 (mid-stream, or by lenient servers) come as
+        # {"error": {"message": ..., "code": ...}}. A server-side code is
+        # worth retrying; anything else describes a bad request.
+        error = payload.get("error")
+        if not error:
+            return
+        detail = error.get("message") if isinstance(error, dict) else error
+        code = error.get("code") if isinstance(error, dict) else None
+        message = f"server reported: {str(detail)[:200]}"
+        if isinstance(code, int) and (code >= 500 or code == 429):
+            raise TransientInferenceError(message, backend=self.name, status_code=code)
+        raise PermanentInferenceError(message, backend=self.name)
+
+
+def _first_choice(payload: dict[str, Any]) -> dict[str, Any] | None:
+    choices = payload.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return None
