@@ -107,6 +107,11 @@ try:
 except ValueError as exc:  # dj-database-url raises ValueError for unknown schemes
     raise ImproperlyConfigured(f"Environment variable DATABASE_URL is not a valid database URL: {exc}") from exc
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # An unreachable server fails a request (and /healthz) in seconds, not after the OS gives up.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1)
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a task writes; a busy timeout
     # keeps short write bursts from failing with "database is locked".
