@@ -1,0 +1,286 @@
+"""The context for the next reply (seed 002's hierarchical layout).
+
+The prompt keeps seed 002's shape::
+
+    User Question: {question}
+
+    Conversation Summary (earlier context):
+    {summary rows, oldest first, then the digest of uncovered episodes}
+
+    Recent conversation details:
+    Q1: ...
+    A1: ...
+
+    Instructions: ...
+
+and, with ``CONTEXT_RECENT_EPISODES`` (8) exchanges or fewer, "Previous
+conversation:" followed by the pairs instead of the two middle sections.
+
+Where seed 002 squeezes every older exchange into its extractive digest,
+summary rows stand in for the episodes they cover. Older episodes that no row
+covers yet (summarization runs behind the writes) still get the seed's digest,
+so no exchange silently vanishes from the context.
+
+Cost does not grow with the session: the recent episodes are one index probe
+(``ORDER BY id DESC LIMIT 8``), the summary chain one query, and the digest
+reads only the few uncovered episodes it actually quotes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.tokens import count_tokens
+from summaries.digest import extractive_digest
+from summaries.models import Summary
+
+QUESTION_LABEL = "User Question: "
+SUMMARY_HEADER = "Conversation Summary (earlier context):"
+RECENT_HEADER = "Recent conversation details:"
+PREVIOUS_HEADER = "Previous conversation:"
+INSTRUCTIONS = (
+    "Instructions: Provide a comprehensive, helpful response to the user's question. "
+    "Use the conversation above for context and stay consistent with what was already said; "
+    "if the earlier context does not cover something, say so rather than guess."
+)
+SECTION_SEPARATOR = "\n\n"
+
+# extractive_digest quotes at most five questions and three answers, always
+# the first ones it is given, so it never needs more than five episodes.
+DIGEST_EPISODES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    id: int
+    user_input: str
+    response: str
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryPart:
+    id: int
+    content: str
+    first_episode_id: int
+    last_episode_id: int
+
+
+@dataclass(slots=True)
+class ContextResult:
+    """The assembled prompt and what went into it.
+
+    ``summaries``, ``recent`` and ``digest`` hold the ids of the summary rows,
+    the episodes quoted in full and the episodes quoted by the digest.
+    ``omitted`` lists what the budget left out: ``{"summaries": [ids],
+    "digest": [episode ids]}``. ``full_history_tokens`` is what the prompt
+    would cost with every episode in full.
+    """
+
+    prompt: str
+    token_count: int
+    full_history_tokens: int
+    summaries: list[int] = field(default_factory=list)
+    recent: list[int] = field(default_factory=list)
+    digest: list[int] = field(default_factory=list)
+    omitted: dict[str, list[int]] = field(default_factory=lambda: {"summaries": [], "digest": []})
+    budget: int | None = None
+
+    @property
+    def within_budget(self) -> bool:
+        return self.budget is None or self.token_count <= self.budget
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "token_count": self.token_count,
+            "full_history_tokens": self.full_history_tokens,
+            "summaries": list(self.summaries),
+            "recent": list(self.recent),
+            "digest": list(self.digest),
+            "omitted": {key: list(ids) for key, ids in self.omitted.items()},
+            "budget": self.budget,
+            "within_budget": self.within_budget,
+        }
+
+
+def format_pairs(exchanges: Sequence[Exchange]) -> str:
+    """Seed 002's numbered pairs, oldest first: ``Q1: ...\\nA1: ...``."""
+    return SECTION_SEPARATOR.join(
+        f"Q{n}: {ex.user_input}\nA{n}: {ex.response}" for n, ex in enumerate(exchanges, 1)
+    )
+
+
+def render_prompt(
+    *,
+    question: str,
+    recent: Sequence[Exchange],
+    earlier: Sequence[str],
+    has_earlier_episodes: bool,
+) -> str:
+    """The seed-002 layout. ``earlier`` are the texts standing in for older
+    episodes (summary rows, then the digest); an empty list leaves the summary
+    section out, but a session longer than the recent window keeps the
+    "Recent conversation details" heading."""
+    sections = [f"{QUESTION_LABEL}{question}"]
+    if has_earlier_episodes:
+        if earlier:
+            sections.append(SUMMARY_HEADER + "\n" + SECTION_SEPARATOR.join(earlier))
+        if recent:
+            sections.append(RECENT_HEADER + "\n" + format_pairs(recent))
+    elif recent:
+        sections.append(PREVIOUS_HEADER + "\n" + format_pairs(recent))
+    sections.append(INSTRUCTIONS)
+    return SECTION_SEPARATOR.join(sections)
+
+
+def _recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
+    if limit <= 0:
+        return []
+    rows = (
+        Episode.objects.filter(session_id=session_pk)
+        .order_by("-pk")
+        .values_list("pk", "user_input", "response")[:limit]
+    )
+    return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
+
+
+def _summary_chain(session_pk: int, before_episode_id: int | None) -> list[SummaryPart]:
+    """Rows that cover at least one episode older than the recent window, oldest first.
+
+    A row lying wholly inside the recent window adds nothing the full
+    episodes do not already say, so it is left out.
+    """
+    qs = Summary.objects.filter(session_id=session_pk)
+    if before_episode_id is not None:
+        qs = qs.filter(first_episode_id__lt=before_episode_id)
+    rows = qs.order_by("first_episode_id", "pk").values_list(
+        "pk", "content", "first_episode_id", "last_episode_id"
+    )
+    return [SummaryPart(*row) for row in rows]
+
+
+def _uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
+    """The oldest episodes between the end of the summary chain and the
+    recent window, as many as the digest can quote."""
+    qs = Episode.objects.filter(session_id=session_pk, pk__gt=after_id)
+    if before_id is not None:
+        qs = qs.filter(pk__lt=before_id)
+    rows = qs.order_by("pk").values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
+    return [Exchange(*row) for row in rows]
+
+
+def build_context(*, session: ChatSession, question: str, budget: int | None = None) -> ContextResult:
+    """Assemble the prompt for the next reply to ``question`` in ``session``.
+
+    At most three queries whatever the session's length: the last
+    ``CONTEXT_RECENT_EPISODES`` episodes, the summary rows older than them,
+    and the first few episodes no row covers yet (only when there can be any).
+
+    Under ``budget`` (tokens), the oldest summary rows are left out first,
+    then the digest; the question and the recent episodes always stay, so a
+    budget smaller than they are yields a prompt over budget
+    (``within_budget`` is then false).
+    """
+    window = settings.CONTEXT_RECENT_EPISODES
+    recent = _recent_exchanges(session.pk, window)
+    # With a window of 0 every episode is "older"; with a short session the
+    # window holds everything and nothing older can exist.
+    if window > 0 and len(recent) < window:
+        chain: list[SummaryPart] = []
+        uncovered: list[Exchange] = []
+    else:
+        window_start = recent[0].id if recent else None
+        chain = _summary_chain(session.pk, window_start)
+        covered_until = max((part.last_episode_id for part in chain), default=0)
+        if window_start is not None and covered_until >= window_start - 1:
+            uncovered = []
+        else:
+            uncovered = _uncovered_exchanges(session.pk, covered_until, window_start)
+    has_earlier = bool(chain or uncovered)
+
+    digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
+    # Candidates for the summary section, oldest first: the order the budget drops them in.
+    candidates: list[tuple[str, int | None, str]] = [("summary", part.id, part.content) for part in chain]
+    if digest_text:
+        candidates.append(("digest", None, digest_text))
+
+    def render(kept: Sequence[tuple[str, int | None, str]]) -> str:
+        return render_prompt(
+            question=question,
+            recent=recent,
+            earlier=[text for _, _, text in kept],
+            has_earlier_episodes=has_earlier,
+        )
+
+    kept = candidates
+    prompt = render(kept)
+    token_count = count_tokens(prompt)
+    if budget is not None and token_count > budget:
+        kept, prompt, token_count = _fit(candidates, budget, render)
+
+    kept_summary_ids = [pk for kind, pk, _ in kept if kind == "summary" and pk is not None]
+    kept_set = set(kept_summary_ids)
+    digest_kept = any(kind == "digest" for kind, _, _ in kept)
+    digest_ids = [ex.id for ex in uncovered]
+    omitted = {
+        "summaries": [part.id for part in chain if part.id not in kept_set],
+        "digest": [] if digest_kept else digest_ids,
+    }
+    return ContextResult(
+        prompt=prompt,
+        token_count=token_count,
+        full_history_tokens=full_history_tokens(session=session, question=question),
+        summaries=kept_summary_ids,
+        recent=[ex.id for ex in recent],
+        digest=digest_ids if digest_kept else [],
+        omitted=omitted,
+        budget=budget,
+    )
+
+
+def _fit(
+    candidates: list[tuple[str, int | None, str]],
+    budget: int,
+    render: Callable[[Sequence[tuple[str, int | None, str]]], str],
+) -> tuple[list[tuple[str, int | None, str]], str, int]:
+    """Leave out candidates from the oldest end until the prompt fits ``budget``.
+
+    Each piece's own token count (plus its separator) estimates what leaving
+    it out saves, so the prompt is tokenized only a few times whatever the
+    chain's length; the exact count of the rendered prompt decides, since
+    tokens at the joins can differ by one or two from the estimate.
+    """
+    separator_tokens = count_tokens(SECTION_SEPARATOR)
+    estimate = count_tokens(render(candidates))
+    drop = 0
+    while estimate > budget and drop < len(candidates):
+        estimate -= count_tokens(candidates[drop][2]) + separator_tokens
+        drop += 1
+    prompt = render(candidates[drop:])
+    token_count = count_tokens(prompt)
+    while token_count > budget and drop < len(candidates):
+        drop += 1
+        prompt = render(candidates[drop:])
+        token_count = count_tokens(prompt)
+    # The estimate may have dropped one piece too many: keep it if it fits.
+    while drop > 0:
+        wider = render(candidates[drop - 1 :])
+        wider_count = count_tokens(wider)
+        if wider_count > budget:
+            break
+        drop -= 1
+        prompt, token_count = wider, wider_count
+    return candidates[drop:], prompt, token_count
+
+
+def full_history_tokens(*, session: ChatSession, question: str) -> int:
+    """What the prompt would cost with every episode in full: the session's
+    token counter plus the question and the layout around them. Constant
+    cost; the per-pair labels ("Q1:", "A1:") are not counted."""
+    skeleton = render_prompt(question=question, recent=[], earlier=[], has_earlier_episodes=False)
+    return session.cached_total_tokens + count_tokens(skeleton)

@@ -1,0 +1,293 @@
+"""Context assembly (seed 002 layout): the builder and the context endpoint."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.tokens import count_episode_tokens, count_tokens
+from summaries.context import INSTRUCTIONS, build_context, full_history_tokens
+from summaries.digest import extractive_digest
+from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def make_episodes(session: ChatSession, n: int, start: int = 1) -> list[Episode]:
+    return [
+        EpisodeFactory(
+            session=session,
+            user_input=f"Question {i}?",
+            response=f"Answer {i}. Second sentence {i}. Third sentence {i}.",
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def pairs(episodes: list[Episode]) -> str:
+    return "\n\n".join(
+        f"Q{n}: {e.user_input}\nA{n}: {e.response}" for n, e in enumerate(episodes, 1)
+    )
+
+
+def summary_for(session: ChatSession, first: Episode, last: Episode, content: str | None = None):
+    kwargs = {"content": content} if content else {}
+    return SummaryFactory(session=session, first_episode_id=first.pk, last_episode_id=last.pk, **kwargs)
+
+
+# --- layout -----------------------------------------------------------------
+
+
+def test_empty_session_has_question_and_instructions_only():
+    session = ChatSessionFactory()
+    result = build_context(session=session, question="Hello?")
+    assert result.prompt == f"User Question: Hello?\n\n{INSTRUCTIONS}"
+    assert (result.summaries, result.recent, result.digest) == ([], [], [])
+
+
+@pytest.mark.parametrize("n", [1, 8])
+def test_up_to_eight_exchanges_use_previous_conversation(n):
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, n)
+    result = build_context(session=session, question="What next?")
+    assert result.prompt == (
+        "User Question: What next?\n\n"
+        "Previous conversation:\n"
+        f"{pairs(episodes)}\n\n"
+        f"{INSTRUCTIONS}"
+    )
+    assert result.recent == [e.pk for e in episodes]
+    assert result.summaries == result.digest == []
+    assert "Conversation Summary" not in result.prompt
+
+
+def test_more_than_eight_exchanges_summary_and_recent_details():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 12)
+    summary = summary_for(session, episodes[0], episodes[3], "The user asked about questions one to four.")
+    result = build_context(session=session, question="And then?")
+    assert result.prompt == (
+        "User Question: And then?\n\n"
+        "Conversation Summary (earlier context):\n"
+        "The user asked about questions one to four.\n\n"
+        "Recent conversation details:\n"
+        f"{pairs(episodes[4:])}\n\n"
+        f"{INSTRUCTIONS}"
+    )
+    assert result.summaries == [summary.pk]
+    assert result.recent == [e.pk for e in episodes[4:]]
+    assert result.digest == []
+
+
+def test_summaries_replace_the_episodes_they_cover():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 20)
+    first = summary_for(session, episodes[0], episodes[5], "First part summary.")
+    second = summary_for(session, episodes[6], episodes[11], "Second part summary.")
+    result = build_context(session=session, question="q")
+    assert result.summaries == [first.pk, second.pk]
+    assert result.prompt.index("First part summary.") < result.prompt.index("Second part summary.")
+    for covered in episodes[:12]:
+        assert covered.user_input not in result.prompt
+    assert result.digest == []
+
+
+def test_uncovered_older_episodes_get_the_extractive_digest():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 15)
+    summary = summary_for(session, episodes[0], episodes[2], "Early part summary.")
+    result = build_context(session=session, question="q")
+    lagging = episodes[3:7]
+    digest = extractive_digest((e.user_input, e.response) for e in lagging)
+    assert result.prompt == (
+        "User Question: q\n\n"
+        "Conversation Summary (earlier context):\n"
+        f"Early part summary.\n\n{digest}\n\n"
+        "Recent conversation details:\n"
+        f"{pairs(episodes[7:])}\n\n"
+        f"{INSTRUCTIONS}"
+    )
+    assert digest.startswith("Topics discussed: Question 4?, Question 5?")
+    assert result.summaries == [summary.pk]
+    assert result.digest == [e.pk for e in lagging]
+
+
+def test_without_any_summary_the_digest_quotes_the_oldest_five():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 20)
+    result = build_context(session=session, question="q")
+    assert result.digest == [e.pk for e in episodes[:5]]
+    assert extractive_digest((e.user_input, e.response) for e in episodes[:12]) in result.prompt
+    assert result.recent == [e.pk for e in episodes[12:]]
+
+
+def test_summary_inside_the_recent_window_is_left_out():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 10)
+    old = summary_for(session, episodes[0], episodes[1], "Old part.")
+    inside = summary_for(session, episodes[5], episodes[9], "Recent part, already in full.")
+    result = build_context(session=session, question="q")
+    assert result.summaries == [old.pk]
+    assert inside.pk not in result.summaries
+    assert "already in full" not in result.prompt
+
+
+def test_summary_reaching_into_the_window_counts_as_covering():
+    """A row covering 1..10 of 12 episodes: no digest for 3-4, they are covered."""
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 12)
+    row = summary_for(session, episodes[0], episodes[9], "Everything so far.")
+    result = build_context(session=session, question="q")
+    assert result.summaries == [row.pk]
+    assert result.digest == []
+
+
+def test_token_count_is_the_prompts():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 14)
+    summary_for(session, episodes[0], episodes[2])
+    result = build_context(session=session, question="How long is this?")
+    assert result.token_count == count_tokens(result.prompt) > 0
+
+
+def test_full_history_tokens_uses_the_session_counter():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 12)
+    summary_for(session, episodes[0], episodes[3])
+    session.refresh_from_db()
+    result = build_context(session=session, question="What about the cost?")
+    episode_tokens = sum(count_episode_tokens(e.user_input, e.response) for e in episodes)
+    assert session.cached_total_tokens == episode_tokens
+    assert result.full_history_tokens == full_history_tokens(session=session, question="What about the cost?")
+    assert result.full_history_tokens > episode_tokens + count_tokens("What about the cost?")
+    assert result.full_history_tokens > result.token_count
+
+
+# --- budget -----------------------------------------------------------------
+
+
+@pytest.fixture
+def chained_session():
+    """23 episodes: three summary rows over 1-12, three lagging (13-15), eight recent."""
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 23)
+    rows = [
+        summary_for(session, episodes[0], episodes[3], "Oldest summary. " * 10),
+        summary_for(session, episodes[4], episodes[7], "Middle summary. " * 10),
+        summary_for(session, episodes[8], episodes[11], "Newest summary. " * 10),
+    ]
+    return session, episodes, rows
+
+
+def test_budget_drops_the_oldest_summary_first(chained_session):
+    session, episodes, rows = chained_session
+    full = build_context(session=session, question="q")
+    assert full.summaries == [r.pk for r in rows]
+    assert full.digest == [e.pk for e in episodes[12:15]]
+
+    result = build_context(session=session, question="q", budget=full.token_count - 1)
+    assert result.omitted == {"summaries": [rows[0].pk], "digest": []}
+    assert result.summaries == [rows[1].pk, rows[2].pk]
+    assert result.digest == full.digest
+    assert "Oldest summary." not in result.prompt
+    assert "Middle summary." in result.prompt
+    assert result.token_count == count_tokens(result.prompt) <= full.token_count - 1
+    assert result.within_budget
+
+
+def test_budget_drops_the_digest_after_every_summary(chained_session):
+    session, episodes, rows = chained_session
+    full = build_context(session=session, question="q")
+    digest_only = full.prompt
+    for row in rows:
+        digest_only = digest_only.replace(row.content + "\n\n", "")
+    assert "summary." not in digest_only and "Topics discussed:" in digest_only
+
+    result = build_context(session=session, question="q", budget=count_tokens(digest_only))
+    assert result.prompt == digest_only
+    assert result.omitted == {"summaries": [r.pk for r in rows], "digest": []}
+    assert result.digest == [e.pk for e in episodes[12:15]]
+
+    tight = build_context(session=session, question="q", budget=result.token_count - 1)
+    assert tight.omitted == {"summaries": [r.pk for r in rows], "digest": [e.pk for e in episodes[12:15]]}
+    assert tight.summaries == tight.digest == []
+    assert "Conversation Summary" not in tight.prompt
+    assert tight.prompt.startswith("User Question: q\n\nRecent conversation details:\nQ1: Question 16?")
+    assert tight.recent == [e.pk for e in episodes[15:]]
+
+
+def test_budget_never_drops_the_question_or_recent_episodes(chained_session):
+    session, episodes, _ = chained_session
+    result = build_context(session=session, question="Keep me", budget=1)
+    assert result.prompt.startswith("User Question: Keep me")
+    assert result.recent == [e.pk for e in episodes[15:]]
+    for episode in episodes[15:]:
+        assert episode.response in result.prompt
+    assert result.token_count > 1
+    assert not result.within_budget
+    assert result.as_dict()["within_budget"] is False
+
+
+def test_budget_large_enough_leaves_nothing_out(chained_session):
+    session, _, rows = chained_session
+    result = build_context(session=session, question="q", budget=1_000_000)
+    assert result.omitted == {"summaries": [], "digest": []}
+    assert result.summaries == [r.pk for r in rows]
+
+
+# --- cost -------------------------------------------------------------------
+
+
+def _fill(session: ChatSession, n: int) -> None:
+    """``n`` episodes by bulk insert, the session's counters kept right."""
+    tokens = count_episode_tokens("q", "a.")
+    Episode.objects.bulk_create(
+        (Episode(session=session, user_input="q", response="a.", token_count=tokens) for _ in range(n)),
+        batch_size=5_000,
+    )
+    ChatSession.objects.filter(pk=session.pk).update(
+        cached_episode_count=F("cached_episode_count") + n,
+        cached_total_tokens=F("cached_total_tokens") + n * tokens,
+    )
+
+
+def _shaped_session(n: int) -> ChatSession:
+    """``n`` episodes; a summary chain over all but the last 11; three lagging."""
+    session = ChatSessionFactory()
+    _fill(session, n)
+    episodes = Episode.objects.filter(session=session)
+    first = episodes.order_by("pk").values_list("pk", flat=True)[0]
+    last = episodes.order_by("-pk").values_list("pk", flat=True)[11]
+    middle = (first + last) // 2
+    SummaryFactory(session=session, first_episode_id=first, last_episode_id=middle)
+    SummaryFactory(session=session, first_episode_id=middle + 1, last_episode_id=last)
+    session.refresh_from_db()
+    return session
+
+
+def test_query_count_does_not_grow_with_the_session():
+    small = _shaped_session(20)
+    large = _shaped_session(100_000)
+    counts = []
+    results = []
+    for session in (small, large):
+        with CaptureQueriesContext(connection) as ctx:
+            results.append(build_context(session=session, question="q", budget=10_000))
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1] == 3
+    for result in results:
+        assert len(result.summaries) == 2
+        assert len(result.recent) == 8
+        assert len(result.digest) == 3
+    assert results[1].full_history_tokens > results[0].full_history_tokens * 1000
+
+
+def test_short_session_needs_one_query():
+    session = ChatSessionFactory()
+    make_episodes(session, 3)
+    with CaptureQueriesContext(connection) as ctx:
+        build_context(session=session, question="q")
+    assert len(ctx.captured_queries) == 1
