@@ -168,6 +168,7 @@ REST_FRAMEWORK = {
         "sessions_app.api.throttling.UserThrottle",
     ],
     "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
 API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "600/minute")

@@ -1,9 +1,18 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from nexus.admin_usage import usage_admin_view
 from nexus.health import healthz
+from summaries.api.usage import UsageView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Before admin/ and api/ so their catch-alls never see these.
+    path("admin/usage/", usage_admin_view, name="admin-usage"),
+    path("api/usage/", UsageView.as_view(), name="api-usage"),
     path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("sessions_app.api.urls")),
 ]

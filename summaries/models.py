@@ -16,6 +16,10 @@ class SummaryQuerySet(models.QuerySet):
     def latest_for(self, session_pk: int) -> Summary | None:
         return self.filter(session_id=session_pk).order_by("-last_episode_id", "-pk").first()
 
+    def visible_to(self, user) -> SummaryQuerySet:
+        """Rows of the sessions ``user`` may see (staff: all)."""
+        return self.filter(session__in=ChatSession.objects.visible_to(user).values("pk"))
+
 
 class Summary(models.Model):
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="summaries")

@@ -18,3 +18,5 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# The test client speaks plain HTTP.
+SECURE_SSL_REDIRECT = False

@@ -1,0 +1,94 @@
+"""Session and episode payloads (field names as in DESIGN.md's Interfaces)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
+from rest_framework import serializers
+
+from sessions_app.api.pagination import MAX_ID
+from sessions_app.api.validators import MetadataField, check_storable_text, text_field
+from sessions_app.models import ChatSession, Episode
+
+
+class SessionSerializer(serializers.ModelSerializer):
+    """A session with its stats.
+
+    Reads expect a row from ``with_stats()`` with ``summarization``
+    selected, so a list costs one query however many rows it shows.
+    """
+
+    id = serializers.UUIDField(source="uuid", read_only=True)
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True, trim_whitespace=False)
+    metadata = MetadataField()
+    episode_count = serializers.IntegerField(read_only=True)
+    total_tokens = serializers.IntegerField(read_only=True)
+    last_episode_id = serializers.IntegerField(read_only=True, allow_null=True)
+    summary_state = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ChatSession
+        fields = [
+            "id",
+            "title",
+            "metadata",
+            "created_at",
+            "updated_at",
+            "episode_count",
+            "total_tokens",
+            "last_episode_id",
+            "summary_state",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["title"].validators.append(check_storable_text)
+
+    def get_summary_state(self, obj: ChatSession) -> str:
+        try:
+            return obj.summarization.state
+        except ObjectDoesNotExist:
+            # No state row yet: nothing was ever queued for this session.
+            return "idle"
+
+
+class EpisodeSerializer(serializers.ModelSerializer):
+    """An episode as read; writes go through :class:`EpisodeWriteSerializer`."""
+
+    metadata = MetadataField(read_only=True)
+
+    class Meta:
+        model = Episode
+        fields = ["id", "user_input", "response", "token_count", "metadata", "created_at"]
+        read_only_fields = fields
+
+
+class EpisodeWriteSerializer(serializers.Serializer):
+    """One exchange to store. The token count is always computed by the server."""
+
+    user_input = serializers.CharField()
+    response = serializers.CharField(allow_blank=True)
+    metadata = MetadataField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # Built per instance so the limit follows settings (and test overrides).
+        limit = settings.EPISODE_MAX_CHARS
+        fields = super().get_fields()
+        fields["user_input"] = text_field(max_chars=limit)
+        fields["response"] = text_field(max_chars=limit, allow_blank=True)
+        return fields
+
+
+class EpisodeStatsSerializer(serializers.Serializer):
+    episode_count = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    last_episode_id = serializers.IntegerField(allow_null=True)
+
+
+class AfterIdSerializer(serializers.Serializer):
+    """The ``after_id`` path segment of ``episodes/since/{after_id}/``."""
+
+    after_id = serializers.IntegerField(min_value=0, max_value=MAX_ID)

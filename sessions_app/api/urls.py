@@ -1,0 +1,16 @@
+from django.urls import path
+
+from sessions_app.api import views
+
+urlpatterns = [
+    path("auth/token/", views.AuthTokenView.as_view(), name="api-auth-token"),
+    path("sessions/", views.SessionListView.as_view(), name="api-session-list"),
+    path("sessions/<str:uuid>/", views.SessionDetailView.as_view(), name="api-session-detail"),
+    path("sessions/<str:uuid>/episodes/", views.EpisodeListView.as_view(), name="api-episode-list"),
+    path(
+        "sessions/<str:uuid>/episodes/since/<str:after_id>/",
+        views.EpisodeSinceView.as_view(),
+        name="api-episode-since",
+    ),
+    path("sessions/<str:uuid>/episode-stats/", views.EpisodeStatsView.as_view(), name="api-episode-stats"),
+]

@@ -1,0 +1,70 @@
+"""Input checks shared by the API serializers.
+
+Text that PostgreSQL cannot store (NUL characters, lone surrogates from
+``\\ud800``-style JSON escapes) is refused here with a 400 that names the
+field, instead of failing in the database driver.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+
+def check_storable_text(value: str) -> str:
+    if "\x00" in value:
+        raise serializers.ValidationError("Null characters are not allowed.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).") from None
+    return value
+
+
+def _walk_strings(value: Any) -> None:
+    if isinstance(value, str):
+        check_storable_text(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_storable_text(key)
+            _walk_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            _walk_strings(item)
+
+
+def check_metadata(value: Any) -> dict:
+    """A JSON object of bounded size whose strings the database can store."""
+    if not isinstance(value, dict):
+        raise serializers.ValidationError("Must be a JSON object.")
+    _walk_strings(value)
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > settings.API_METADATA_MAX_BYTES:
+        raise serializers.ValidationError(
+            f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
+        )
+    return value
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class MetadataField(serializers.JSONField):
+    """``metadata``: a JSON object, checked by :func:`check_metadata`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.validators.append(check_metadata)
+
+
+def text_field(*, max_chars: int, allow_blank: bool = False, **kwargs: Any) -> serializers.CharField:
+    """A text field that keeps whitespace as written and refuses text the database cannot store."""
+    field = serializers.CharField(
+        max_length=max_chars, allow_blank=allow_blank, trim_whitespace=False, **kwargs
+    )
+    field.validators.append(check_storable_text)
+    return field

@@ -1,0 +1,219 @@
+"""Session and episode endpoints.
+
+Views parse, check access and call services/selectors; every session is
+looked up through ``session_for_user`` so another user's uuid is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework import generics, status
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sessions_app.api.pagination import EpisodeCursorPagination, SessionPagination
+from sessions_app.api.serializers import (
+    AfterIdSerializer,
+    EpisodeSerializer,
+    EpisodeStatsSerializer,
+    EpisodeWriteSerializer,
+    SessionSerializer,
+)
+from sessions_app.api.throttling import AnonThrottle, UserThrottle
+from sessions_app.models import ChatSession, Episode
+from sessions_app.selectors import session_for_user
+from sessions_app.services import (
+    episode_create,
+    episodes_bulk_create,
+    session_create,
+    session_delete,
+    session_update,
+)
+
+UUID_PARAM = OpenApiParameter(
+    "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
+)
+
+
+def sessions_with_stats() -> QuerySet[ChatSession]:
+    """Sessions with their stats and summarization state, in one query."""
+    return ChatSession.objects.with_stats().select_related("summarization")
+
+
+class AuthTokenView(ObtainAuthToken):
+    """``POST /api/auth/token/``: a token for a username and password."""
+
+    throttle_classes = [AnonThrottle, UserThrottle]
+    parser_classes = [JSONParser, FormParser]
+
+    @extend_schema(tags=["auth"], summary="Get an API token for a username and password", auth=[])
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().post(request, *args, **kwargs)
+
+
+@extend_schema(tags=["sessions"])
+class SessionListView(generics.ListCreateAPIView):
+    serializer_class = SessionSerializer
+    pagination_class = SessionPagination
+
+    def get_queryset(self) -> QuerySet[ChatSession]:
+        return sessions_with_stats().visible_to(self.request.user)
+
+    @extend_schema(summary="List the sessions you can see, most recently active first, with stats")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(summary="Create a session", responses={201: SessionSerializer})
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        created = session_create(
+            owner=request.user,
+            title=serializer.validated_data.get("title", ""),
+            metadata=serializer.validated_data.get("metadata"),
+        )
+        session = session_for_user(request.user, created.uuid, queryset=sessions_with_stats())
+        return Response(self.get_serializer(session).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["sessions"], parameters=[UUID_PARAM])
+class SessionDetailView(APIView):
+    serializer_class = SessionSerializer
+
+    @extend_schema(summary="One session with stats", responses={200: SessionSerializer})
+    def get(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid, queryset=sessions_with_stats())
+        return Response(SessionSerializer(session).data)
+
+    @extend_schema(
+        summary="Change a session's title or metadata",
+        request=SessionSerializer,
+        responses={200: SessionSerializer},
+    )
+    def patch(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid)
+        serializer = SessionSerializer(session, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        session_update(
+            session=session,
+            title=serializer.validated_data.get("title"),
+            metadata=serializer.validated_data.get("metadata"),
+        )
+        refreshed = session_for_user(request.user, uuid, queryset=sessions_with_stats())
+        return Response(SessionSerializer(refreshed).data)
+
+    @extend_schema(summary="Delete a session and everything in it", responses={204: None})
+    def delete(self, request: Request, uuid: str) -> Response:
+        session_delete(session=session_for_user(request.user, uuid))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+EPISODE_WRITE = PolymorphicProxySerializer(
+    component_name="EpisodeWriteOneOrMany",
+    serializers=[EpisodeWriteSerializer, EpisodeWriteSerializer(many=True)],
+    resource_type_field_name=None,
+    many=False,
+)
+EPISODE_WRITTEN = PolymorphicProxySerializer(
+    component_name="EpisodeOneOrMany",
+    serializers=[EpisodeSerializer, EpisodeSerializer(many=True)],
+    resource_type_field_name=None,
+    many=False,
+)
+
+
+@extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
+class EpisodeListView(generics.ListAPIView):
+    serializer_class = EpisodeSerializer
+    pagination_class = EpisodeCursorPagination
+
+    def get_queryset(self) -> QuerySet[Episode]:
+        session = session_for_user(self.request.user, self.kwargs["uuid"])
+        return Episode.objects.for_session(session.pk)
+
+    @extend_schema(summary="A session's episodes, oldest first (cursor pagination)")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Add one episode, or a list of them in one all-or-nothing transaction",
+        description=(
+            "A JSON object stores one episode; a JSON array stores up to API_BULK_MAX_EPISODES "
+            "episodes at once. For an array, a 400 lists the errors by position: one object per "
+            "item, empty for valid items. The token count is computed by the server."
+        ),
+        request=EPISODE_WRITE,
+        responses={201: EPISODE_WRITTEN, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+    )
+    def post(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid)
+        data = request.data
+        if isinstance(data, list):
+            return self._post_many(session, data)
+        serializer = EpisodeWriteSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        episode = episode_create(session=session, **serializer.validated_data)
+        return Response(EpisodeSerializer(episode).data, status=status.HTTP_201_CREATED)
+
+    def _post_many(self, session: ChatSession, data: list[Any]) -> Response:
+        limit = settings.API_BULK_MAX_EPISODES
+        if not data:
+            raise ValidationError({"non_field_errors": ["Send at least one episode."]})
+        if len(data) > limit:
+            raise ValidationError(
+                {"non_field_errors": [f"At most {limit} episodes per request (got {len(data)})."]}
+            )
+        serializer = EpisodeWriteSerializer(data=data, many=True)
+        serializer.is_valid(raise_exception=True)
+        episodes = episodes_bulk_create(session=session, items=serializer.validated_data)
+        return Response(EpisodeSerializer(episodes, many=True).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(
+    tags=["episodes"],
+    parameters=[
+        UUID_PARAM,
+        OpenApiParameter(
+            "after_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="A non-negative episode id."
+        ),
+    ],
+)
+class EpisodeSinceView(generics.ListAPIView):
+    serializer_class = EpisodeSerializer
+    pagination_class = EpisodeCursorPagination
+
+    def get_queryset(self) -> QuerySet[Episode]:
+        session = session_for_user(self.request.user, self.kwargs["uuid"])
+        checked = AfterIdSerializer(data={"after_id": self.kwargs["after_id"]})
+        checked.is_valid(raise_exception=True)
+        return Episode.objects.after(session.pk, checked.validated_data["after_id"])
+
+    @extend_schema(
+        summary="The episodes after an id, oldest first (cursor pagination)",
+        responses={200: EpisodeSerializer(many=True), 400: OpenApiResponse(description="Bad after_id.")},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
+class EpisodeStatsView(APIView):
+    @extend_schema(summary="Episode count, token total and last id (constant cost)", responses=EpisodeStatsSerializer)
+    def get(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid)
+        return Response(EpisodeStatsSerializer(ChatSession.objects.stats_for(session.pk)).data)
+

@@ -1,0 +1,74 @@
+"""Summary and summarization-state payloads (field names as in DESIGN.md)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from sessions_app.api.pagination import MAX_ID
+from sessions_app.api.validators import text_field
+from summaries.models import SummarizationState, Summary
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    """A summary row. Reads expect ``session`` selected with the row."""
+
+    session = serializers.UUIDField(source="session.uuid", read_only=True)
+    episode_range = serializers.CharField(read_only=True, help_text='"first-last", e.g. "259-263".')
+
+    class Meta:
+        model = Summary
+        fields = [
+            "id",
+            "session",
+            "content",
+            "token_count",
+            "episode_range",
+            "first_episode_id",
+            "last_episode_id",
+            "curated",
+            "model",
+            "prompt_tokens",
+            "completion_tokens",
+            "duration_ms",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+def _content_field() -> serializers.CharField:
+    # Built per serializer instance so the limit follows settings.
+    return text_field(max_chars=settings.SUMMARY_CONTENT_MAX_CHARS)
+
+
+class SummaryCreateSerializer(serializers.Serializer):
+    """A row written by a person; the server counts its tokens and marks it curated."""
+
+    session = serializers.UUIDField()
+    content = serializers.CharField()
+    first_episode_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    last_episode_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["content"] = _content_field()
+        return fields
+
+
+class SummaryUpdateSerializer(serializers.Serializer):
+    """Only the text of a row can be changed; the row then counts as curated."""
+
+    content = serializers.CharField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["content"] = _content_field()
+        return fields
+
+
+class SummarizationStatusSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=SummarizationState.State.choices)
+    last_error = serializers.CharField(allow_blank=True)
+    updated_at = serializers.DateTimeField(allow_null=True)
+    pending_episodes = serializers.IntegerField()

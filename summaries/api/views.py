@@ -1,0 +1,151 @@
+"""Summary endpoints: the chain of a session, create/read/curate a row,
+regenerate a row, summarize a session now, and the summarization state.
+
+A summary is reachable only through a session the caller may see, so
+another user's summary id is a 404 like another user's session uuid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sessions_app.api.pagination import MAX_ID, SummaryCursorPagination
+from sessions_app.api.views import UUID_PARAM
+from sessions_app.models import ChatSession
+from sessions_app.selectors import session_for_user
+from summaries.api.serializers import (
+    SummarizationStatusSerializer,
+    SummaryCreateSerializer,
+    SummarySerializer,
+    SummaryUpdateSerializer,
+)
+from summaries.curation import summary_curate
+from summaries.models import Summary, SummaryRevision
+from summaries.ranges import summary_create_for_range
+from summaries.selectors import summarization_status
+from summaries.services import summarization_request, summary_regenerate
+
+ID_PARAM = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The summary's id.")
+
+
+def summary_for_user(user, summary_id: int) -> Summary:
+    """The row if ``user`` may see its session; otherwise 404."""
+    if summary_id > MAX_ID:
+        raise Http404("No such summary.")
+    try:
+        return Summary.objects.visible_to(user).select_related("session").get(pk=summary_id)
+    except Summary.DoesNotExist:
+        raise Http404("No such summary.") from None
+
+
+def _status_response(session_pk: int, code: int = status.HTTP_200_OK) -> Response:
+    return Response(SummarizationStatusSerializer(summarization_status(session_pk)).data, status=code)
+
+
+@extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
+class SessionSummaryListView(generics.ListAPIView):
+    serializer_class = SummarySerializer
+    pagination_class = SummaryCursorPagination
+
+    def get_queryset(self) -> QuerySet[Summary]:
+        session = session_for_user(self.request.user, self.kwargs["uuid"])
+        return Summary.objects.chain(session.pk).select_related("session")
+
+    @extend_schema(summary="A session's summary rows, oldest range first (cursor pagination)")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["summaries"])
+class SummaryCreateView(APIView):
+    @extend_schema(
+        summary="Write a summary row by hand (curated from the start)",
+        request=SummaryCreateSerializer,
+        responses={201: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SummaryCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            session = session_for_user(request.user, data["session"])
+        except Http404:
+            raise ValidationError({"session": ["No such session."]}) from None
+        summary = summary_create_for_range(
+            session=session,
+            content=data["content"],
+            first_episode_id=data["first_episode_id"],
+            last_episode_id=data["last_episode_id"],
+            actor=request.user,
+        )
+        summary.session = session
+        return Response(SummarySerializer(summary).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["summaries"], parameters=[ID_PARAM])
+class SummaryDetailView(APIView):
+    @extend_schema(summary="One summary row", responses=SummarySerializer)
+    def get(self, request: Request, id: int) -> Response:  # noqa: A002
+        return Response(SummarySerializer(summary_for_user(request.user, id)).data)
+
+    @extend_schema(
+        summary="Replace a row's text (the row becomes curated; the old text is kept as a revision)",
+        request=SummaryUpdateSerializer,
+        responses={200: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+    )
+    def patch(self, request: Request, id: int) -> Response:  # noqa: A002
+        summary = summary_for_user(request.user, id)
+        serializer = SummaryUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        updated = summary_curate(
+            summary=summary,
+            content=serializer.validated_data["content"],
+            actor=request.user,
+            source=SummaryRevision.Source.API_EDIT,
+        )
+        updated.session = summary.session
+        return Response(SummarySerializer(updated).data)
+
+
+@extend_schema(tags=["summaries"], parameters=[ID_PARAM])
+class SummaryRegenerateView(APIView):
+    @extend_schema(
+        summary="Queue a new summary of exactly this row's range",
+        request=None,
+        responses={202: SummarizationStatusSerializer},
+    )
+    def post(self, request: Request, id: int) -> Response:  # noqa: A002
+        summary = summary_for_user(request.user, id)
+        summary_regenerate(summary=summary, actor=request.user)
+        return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
+class SessionSummarizeView(APIView):
+    @extend_schema(
+        summary="Queue summarization of the session's un-summarized episodes now",
+        request=None,
+        responses={202: SummarizationStatusSerializer},
+    )
+    def post(self, request: Request, uuid: str) -> Response:
+        session: ChatSession = session_for_user(request.user, uuid)
+        summarization_request(session_pk=session.pk, force=True)
+        return _status_response(session.pk, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
+class SummaryStatusView(APIView):
+    @extend_schema(summary="The session's summarization state", responses=SummarizationStatusSerializer)
+    def get(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid)
+        return _status_response(session.pk)
