@@ -1,0 +1,314 @@
+"""Staff admin for summary rows: curate, regenerate, rebuild, audit and restore.
+
+The admin holds no summarization logic. An edit goes through
+``summary_curate`` (the row becomes curated and its previous state is kept
+as a revision), a restore through ``summary_restore``, and the actions call
+the same queueing services as the API.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import widgets
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import QuerySet
+from django.db.models.functions import Left
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import ngettext
+
+from sessions_app.admin import PREVIEW_CHARS, ReadOnlyAdminMixin, episodes_url, preview
+from sessions_app.admin_filters import SessionFilter
+from sessions_app.models import ChatSession, Episode
+from summaries.curation import summary_curate, summary_restore
+from summaries.models import SummarizationState, Summary, SummaryRevision
+
+# The row's page lists at most this many covered episodes and revisions;
+# the rest are one link away in their own lists.
+COVERED_EPISODES_SHOWN = 50
+REVISIONS_SHOWN = 50
+
+
+class NormalizedTextField(forms.CharField):
+    """Browsers send textarea lines ending in CRLF; store LF, as the
+    summarizer writes, so saving an untouched text is no change at all."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class SummaryForm(forms.ModelForm):
+    content = NormalizedTextField(widget=widgets.AdminTextareaWidget(attrs={"rows": 14}))
+
+    class Meta:
+        model = Summary
+        fields = ("content",)
+
+
+@admin.register(Summary)
+class SummaryAdmin(admin.ModelAdmin):
+    form = SummaryForm
+    list_display = ("range_link", "session", "token_count", "curated", "model", "updated_at")
+    list_display_links = ("range_link",)
+    list_select_related = ("session",)
+    list_filter = ("curated", "model", SessionFilter)
+    search_fields = ("content", "session__title", "session__uuid")
+    search_help_text = "Search summary text, session title or session uuid."
+    ordering = ("-updated_at", "-pk")
+    fieldsets = (
+        (None, {"fields": ("session_link", "episode_range", "content", "token_count", ("curated", "curated_by"))}),
+        (
+            "Model call",
+            {"fields": ("model", ("prompt_tokens", "completion_tokens"), "duration_ms", "truncated_chars")},
+        ),
+        ("Episodes covered", {"fields": ("covered_episodes",)}),
+        (None, {"fields": (("created_at", "updated_at"),)}),
+    )
+    readonly_fields = (
+        "session_link",
+        "episode_range",
+        "token_count",
+        "curated",
+        "curated_by",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "duration_ms",
+        "truncated_chars",
+        "covered_episodes",
+        "created_at",
+        "updated_at",
+    )
+    actions = ("regenerate_selected", "rebuild_session_chains")
+
+    # --- permissions ----------------------------------------------------------
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Rows come from summarization (or the API); adding one here could
+        # break the chain's tiling of the session's episodes.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        # A deleted row would leave its episodes covered by nothing and its
+        # history untraceable; curate or regenerate it instead.
+        return False
+
+    # --- list columns -----------------------------------------------------------
+
+    @admin.display(description="episodes", ordering="first_episode_id")
+    def range_link(self, obj: Summary) -> str:
+        return f"Episodes {obj.episode_range}"
+
+    # --- change page --------------------------------------------------------------
+
+    @admin.display(description="session")
+    def session_link(self, obj: Summary) -> str:
+        url = reverse("admin:sessions_app_chatsession_change", args=[obj.session_id])
+        return format_html('<a href="{}">{}</a> ({})', url, obj.session, obj.session.uuid)
+
+    @admin.display(description="episode range")
+    def episode_range(self, obj: Summary) -> str:
+        return obj.episode_range
+
+    @admin.display(description="episodes covered")
+    def covered_episodes(self, obj: Summary) -> str:
+        covered = Episode.objects.for_session(obj.session_id).filter(
+            pk__gte=obj.first_episode_id, pk__lte=obj.last_episode_id
+        )
+        shown = list(
+            covered.only("pk", "session_id", "created_at", "token_count").annotate(
+                user_input_head=Left("user_input", PREVIEW_CHARS + 1),
+                response_head=Left("response", PREVIEW_CHARS + 1),
+            )[:COVERED_EPISODES_SHOWN]
+        )
+        if not shown:
+            return "None of the episodes in this range exist any more."
+        total = covered.count() if len(shown) == COVERED_EPISODES_SHOWN else len(shown)
+        rows = format_html_join(
+            "",
+            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>',
+            (
+                (
+                    reverse("admin:sessions_app_episode_change", args=[e.pk]),
+                    e.pk,
+                    e.token_count,
+                    preview(e.user_input_head),
+                    preview(e.response_head),
+                )
+                for e in shown
+            ),
+        )
+        list_url = episodes_url(obj.session, id__gte=obj.first_episode_id, id__lte=obj.last_episode_id)
+        more = (
+            f"Showing the first {len(shown)} of {total} episodes."
+            if total > len(shown)
+            else ngettext("%d episode.", "%d episodes.", total) % total
+        )
+        return format_html(
+            '<table class="covered-episodes"><thead><tr><th>id</th><th>tokens</th><th>user input</th>'
+            "<th>response</th></tr></thead><tbody>{}</tbody></table>"
+            '<p>{} <a href="{}">Open them in the episode list</a></p>',
+            rows,
+            more,
+            list_url,
+        )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("session", "curated_by")
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            revisions = obj.revisions.select_related("actor")
+            context.update(
+                revisions=list(revisions[:REVISIONS_SHOWN]),
+                revision_count=revisions.count(),
+                revisions_url=reverse("admin:summaries_summaryrevision_changelist")
+                + f"?summary__id__exact={obj.pk}",
+                can_restore=self.has_change_permission(request, obj),
+            )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def save_model(self, request: HttpRequest, obj: Summary, form, change: bool) -> None:
+        # Only the content is editable; an unchanged text is not an edit.
+        if change and "content" in form.changed_data:
+            summary_curate(summary=obj, content=form.cleaned_data["content"], actor=request.user)
+            obj.refresh_from_db()
+
+    # --- restore ----------------------------------------------------------------
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/restore/<int:revision_id>/",
+                self.admin_site.admin_view(self.restore_view),
+                name="%s_%s_restore" % info,
+            ),
+            *super().get_urls(),
+        ]
+
+    def restore_view(self, request: HttpRequest, object_id: str, revision_id: int) -> HttpResponse:
+        """Put a revision's text and range back (``summary_restore``); the
+        current state becomes a revision itself, so a restore can be undone."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        summary = self.get_object(request, unquote(object_id))
+        if summary is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_change_permission(request, summary):
+            raise PermissionDenied
+        revision = get_object_or_404(SummaryRevision, pk=revision_id, summary=summary)
+        previous_last = summary.last_episode_id
+        restored = summary_restore(revision=revision, actor=request.user)
+        self.log_change(
+            request,
+            restored,
+            f"Restored the text of {revision.created_at:%Y-%m-%d %H:%M:%S} ({revision.get_source_display()}).",
+        )
+        self.message_user(
+            request,
+            f"Restored the text saved before the {revision.get_source_display().lower()} of "
+            f"{revision.created_at:%Y-%m-%d %H:%M:%S}; the replaced text is kept as a revision.",
+            messages.SUCCESS,
+        )
+        if restored.last_episode_id < previous_last and (
+            Summary.objects.filter(session_id=restored.session_id, first_episode_id__gt=previous_last).exists()
+        ):
+            self.message_user(
+                request,
+                f"Episodes after {restored.last_episode_id} up to {previous_last} are no longer covered by "
+                "this row and a later row follows it; rebuild the session's chain to cover them again.",
+                messages.WARNING,
+            )
+        return HttpResponseRedirect(reverse("admin:summaries_summary_change", args=[restored.pk]))
+
+    # --- actions ------------------------------------------------------------------
+
+    @admin.action(description="Regenerate selected rows", permissions=["change"])
+    def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        from summaries import services
+
+        rows = list(queryset.select_related("session").order_by("pk"))
+        # The service enqueues on commit: every row goes out, or none does.
+        with transaction.atomic():
+            for summary in rows:
+                services.summary_regenerate(summary=summary, actor=request.user)
+        count = len(rows)
+        self.message_user(
+            request,
+            ngettext(
+                "Queued %d summary row for regeneration.",
+                "Queued %d summary rows for regeneration.",
+                count,
+            )
+            % count,
+            messages.SUCCESS,
+        )
+
+    @admin.action(description="Rebuild the session's chain", permissions=["change"])
+    def rebuild_session_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
+        from summaries import services
+
+        sessions = list(ChatSession.objects.filter(pk__in=queryset.values("session_id")).order_by("pk"))
+        with transaction.atomic():
+            for session in sessions:
+                services.session_rebuild(session=session, actor=request.user)
+        count = len(sessions)
+        self.message_user(
+            request,
+            ngettext(
+                "Queued a rebuild of %d session's summary chain.",
+                "Queued a rebuild of %d sessions' summary chains.",
+                count,
+            )
+            % count,
+            messages.SUCCESS,
+        )
+
+
+@admin.register(SummaryRevision)
+class SummaryRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("created_at", "summary_link", "source", "actor", "episode_range", "token_count", "curated")
+    list_select_related = ("summary", "actor")
+    list_filter = ("source",)
+    search_fields = ("content",)
+    ordering = ("-created_at", "-pk")
+    fields = (
+        "summary_link",
+        "source",
+        "actor",
+        "created_at",
+        "episode_range",
+        "token_count",
+        "curated",
+        "content",
+    )
+    readonly_fields = ("summary_link", "episode_range")
+
+    @admin.display(description="summary row", ordering="summary")
+    def summary_link(self, obj: SummaryRevision) -> str:
+        url = reverse("admin:summaries_summary_change", args=[obj.summary_id])
+        return format_html('<a href="{}">{}</a>', url, obj.summary)
+
+    @admin.display(description="range before")
+    def episode_range(self, obj: SummaryRevision) -> str:
+        return f"{obj.first_episode_id}-{obj.last_episode_id}"
+
+
+@admin.register(SummarizationState)
+class SummarizationStateAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("session", "state", "updated_at", "failed_at", "error_preview", "rerun_requested")
+    list_select_related = ("session",)
+    list_filter = ("state",)
+    search_fields = ("session__uuid", "session__title")
+    ordering = ("-updated_at",)
+
+    @admin.display(description="last error")
+    def error_preview(self, obj: SummarizationState) -> str:
+        return preview(obj.last_error, 100)
