@@ -14,13 +14,10 @@ MAX_ID = 2**63 - 1
 class _SettingsPageSize:
     page_size_query_param = "page_size"
 
-    @property
-    def page_size(self) -> int:  # type: ignore[override]
-        return settings.API_PAGE_SIZE
-
-    @property
-    def max_page_size(self) -> int:  # type: ignore[override]
-        return settings.API_MAX_PAGE_SIZE
+    def __init__(self) -> None:
+        # Paginators are made per request, so sizes follow settings (and tests).
+        self.page_size = settings.API_PAGE_SIZE
+        self.max_page_size = settings.API_MAX_PAGE_SIZE
 
 
 class IdCursorPagination(_SettingsPageSize, CursorPagination):

@@ -153,8 +153,8 @@ class EpisodeListView(generics.ListAPIView):
         summary="Add one episode, or a list of them in one all-or-nothing transaction",
         description=(
             "A JSON object stores one episode; a JSON array stores up to API_BULK_MAX_EPISODES "
-            "episodes at once. For an array, a 400 lists the errors by position: one object per "
-            "item, empty for valid items. The token count is computed by the server."
+            "episodes at once. For an array, a 400 lists the errors by position: an object keyed by "
+            "the index of each invalid item. The token count is computed by the server."
         ),
         request=EPISODE_WRITE,
         responses={201: EPISODE_WRITTEN, 400: OpenApiResponse(description="Invalid input; names the fields.")},

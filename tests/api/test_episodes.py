@@ -1,0 +1,293 @@
+"""Episodes: oldest-first cursor pages, single and bulk writes, the tail
+after an id, and constant-cost stats; who sees what."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.tokens import count_episode_tokens
+from tests.factories import EpisodeFactory
+
+pytestmark = pytest.mark.django_db
+
+EPISODE_FIELDS = {"id", "user_input", "response", "token_count", "metadata", "created_at"}
+
+
+def url(session, tail: str = "episodes/") -> str:
+    return f"/api/sessions/{session.uuid}/{tail}"
+
+
+def counters_match_aggregate(session) -> bool:
+    row = ChatSession.objects.with_stats().get(pk=session.pk)
+    fresh = ChatSession.objects.get(pk=session.pk)
+    return (fresh.cached_episode_count, fresh.cached_total_tokens) == (row.episode_count, row.total_tokens)
+
+
+# --- reading ----------------------------------------------------------------
+
+
+def test_list_oldest_first(api_client, session, episodes):
+    body = api_client.get(url(session)).json()
+    assert [row["id"] for row in body["results"]] == [e.pk for e in episodes]
+    assert set(body["results"][0]) == EPISODE_FIELDS
+
+
+def test_cursor_pagination_walks_every_episode_once(api_client, session, settings):
+    settings.API_PAGE_SIZE = 4
+    made = EpisodeFactory.create_batch(10, session=session)
+    seen, next_url = [], url(session)
+    while next_url:
+        body = api_client.get(next_url).json()
+        assert len(body["results"]) <= 4
+        seen += [row["id"] for row in body["results"]]
+        next_url = body["next"]
+    assert seen == [e.pk for e in made]
+
+
+def test_page_size_parameter_is_capped(api_client, session, settings):
+    settings.API_MAX_PAGE_SIZE = 3
+    EpisodeFactory.create_batch(5, session=session)
+    assert len(api_client.get(url(session), {"page_size": 100}).json()["results"]) == 3
+
+
+@pytest.mark.parametrize("cursor", ["garbage", "cD1hYmM=", "cD0tMQ=="])  # raw, p=abc, p=-1
+def test_forged_cursor_is_404(api_client, session, episodes, cursor):
+    assert api_client.get(url(session), {"cursor": cursor}).status_code == 404
+
+
+def test_list_query_count_does_not_grow(api_client, session):
+    def count_queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert api_client.get(url(session)).status_code == 200
+        return len(ctx.captured_queries)
+
+    EpisodeFactory.create_batch(2, session=session)
+    few = count_queries()
+    EpisodeFactory.create_batch(30, session=session)
+    # The session (with the visibility check) and one page.
+    assert few == count_queries() == 2
+
+
+def test_since_returns_the_tail(api_client, session, episodes):
+    body = api_client.get(url(session, f"episodes/since/{episodes[0].pk}/")).json()
+    assert [row["id"] for row in body["results"]] == [e.pk for e in episodes[1:]]
+    assert api_client.get(url(session, "episodes/since/0/")).json()["results"][0]["id"] == episodes[0].pk
+
+
+def test_since_is_paginated(api_client, session, settings):
+    settings.API_PAGE_SIZE = 2
+    made = EpisodeFactory.create_batch(5, session=session)
+    body = api_client.get(url(session, f"episodes/since/{made[0].pk}/")).json()
+    assert [row["id"] for row in body["results"]] == [made[1].pk, made[2].pk]
+    assert body["next"]
+
+
+def test_since_query_count_does_not_grow(api_client, session):
+    def count_queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert api_client.get(url(session, "episodes/since/0/")).status_code == 200
+        return len(ctx.captured_queries)
+
+    EpisodeFactory.create_batch(2, session=session)
+    few = count_queries()
+    EpisodeFactory.create_batch(30, session=session)
+    assert few == count_queries() == 2
+
+
+@pytest.mark.parametrize("bad", ["abc", "-1", "1.5", str(2**63), "1e3"])
+def test_since_bad_after_id_is_400_naming_it(api_client, session, bad):
+    response = api_client.get(url(session, f"episodes/since/{bad}/"))
+    assert response.status_code == 400
+    assert "after_id" in response.json()
+
+
+def test_stats(api_client, session, episodes):
+    with CaptureQueriesContext(connection) as ctx:
+        body = api_client.get(url(session, "episode-stats/")).json()
+    assert body == {
+        "episode_count": 3,
+        "total_tokens": sum(e.token_count for e in episodes),
+        "last_episode_id": episodes[-1].pk,
+    }
+    assert len(ctx.captured_queries) == 2  # the session, then the counters and the last id
+
+
+def test_stats_of_empty_session(api_client, session):
+    body = api_client.get(url(session, "episode-stats/")).json()
+    assert body == {"episode_count": 0, "total_tokens": 0, "last_episode_id": None}
+
+
+# --- writing one ------------------------------------------------------------
+
+
+def test_post_one(api_client, session):
+    payload = {"user_input": "What is a cursor?", "response": "A position in a list.", "metadata": {"m": 1}}
+    response = api_client.post(url(session), payload, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert set(body) == EPISODE_FIELDS
+    assert body["token_count"] == count_episode_tokens(payload["user_input"], payload["response"])
+    episode = Episode.objects.get(pk=body["id"])
+    assert (episode.session_id, episode.metadata) == (session.pk, {"m": 1})
+    assert counters_match_aggregate(session)
+
+
+def test_post_ignores_a_client_token_count(api_client, session):
+    body = api_client.post(
+        url(session), {"user_input": "hi", "response": "hello", "token_count": 999}, format="json"
+    ).json()
+    assert body["token_count"] == count_episode_tokens("hi", "hello")
+
+
+def test_post_one_query_count(api_client, session):
+    payload = {"user_input": "Question?", "response": "Answer."}
+    with CaptureQueriesContext(connection) as ctx:
+        assert api_client.post(url(session), payload, format="json").status_code == 201
+    # Session lookup with the visibility check, then (inside the test's
+    # transaction, hence the savepoint pair) the counter UPDATE and the INSERT.
+    sql = [q["sql"].split()[0].upper() for q in ctx.captured_queries]
+    assert sql == ["SELECT", "SAVEPOINT", "UPDATE", "INSERT", "RELEASE"], sql
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"response": "no question"}, "user_input"),
+        ({"user_input": "", "response": "x"}, "user_input"),
+        ({"user_input": "x"}, "response"),
+        ({"user_input": "nul\x00", "response": "x"}, "user_input"),
+        ({"user_input": "x", "response": "y", "metadata": "text"}, "metadata"),
+        ({"user_input": 5, "response": {"a": 1}}, "response"),
+    ],
+)
+def test_post_bad_fields_are_400_naming_them(api_client, session, payload, field):
+    response = api_client.post(url(session), payload, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert not Episode.objects.exists()
+
+
+def test_lone_surrogate_is_400_naming_the_field(api_client, session):
+    body = '{"user_input": "x", "response": "broken \\ud800 text"}'
+    response = api_client.post(url(session), data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert "response" in response.json()
+
+
+def test_text_size_limit(api_client, session, settings):
+    settings.EPISODE_MAX_CHARS = 10
+    response = api_client.post(url(session), {"user_input": "x" * 11, "response": "ok"}, format="json")
+    assert response.status_code == 400 and "user_input" in response.json()
+    response = api_client.post(url(session), {"user_input": "x" * 10, "response": "ok"}, format="json")
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize("body", ['{"user_input": ', "[1, 2", "NaN", '{"a": NaN}', "\xff"])
+def test_malformed_json_is_400(api_client, session, body):
+    response = api_client.post(url(session), data=body, content_type="application/json")
+    assert response.status_code == 400
+
+
+def test_non_json_body_is_415(api_client, session):
+    response = api_client.post(url(session), data="user_input=x", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+
+
+# --- writing many -----------------------------------------------------------
+
+
+def items(n: int) -> list[dict]:
+    return [{"user_input": f"Question {i}?", "response": f"Answer {i}."} for i in range(n)]
+
+
+def test_bulk_creates_in_order(api_client, session):
+    response = api_client.post(url(session), items(5), format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert [row["user_input"] for row in body] == [f"Question {i}?" for i in range(5)]
+    assert [row["id"] for row in body] == sorted(row["id"] for row in body)
+    assert list(Episode.objects.filter(session=session).values_list("pk", flat=True)) == [r["id"] for r in body]
+    assert counters_match_aggregate(session)
+
+
+def test_bulk_is_all_or_nothing_with_positional_errors(api_client, session, episodes):
+    batch = items(4)
+    batch[1]["user_input"] = ""
+    batch[3] = {"response": "missing question"}
+    response = api_client.post(url(session), batch, format="json")
+    assert response.status_code == 400
+    # Errors keyed by the position of each invalid item.
+    errors = response.json()
+    assert set(errors) == {"1", "3"}
+    assert "user_input" in errors["1"] and "user_input" in errors["3"]
+    assert Episode.objects.filter(session=session).count() == 3
+    assert counters_match_aggregate(session)
+
+
+def test_bulk_rejects_non_objects_by_position(api_client, session):
+    response = api_client.post(url(session), [items(1)[0], "text"], format="json")
+    assert response.status_code == 400
+    assert set(response.json()) == {"1"}
+
+
+def test_bulk_limit(api_client, session, settings):
+    settings.API_BULK_MAX_EPISODES = 3
+    response = api_client.post(url(session), items(4), format="json")
+    assert response.status_code == 400 and "non_field_errors" in response.json()
+    assert api_client.post(url(session), items(3), format="json").status_code == 201
+
+
+def test_bulk_empty_list_is_400(api_client, session):
+    assert api_client.post(url(session), [], format="json").status_code == 400
+
+
+def test_bulk_query_count_does_not_grow_with_the_batch(api_client, session):
+    def count_queries(n: int) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert api_client.post(url(session), items(n), format="json").status_code == 201
+        return len(ctx.captured_queries)
+
+    # Session, savepoint, one counter UPDATE, one multi-row INSERT, release.
+    assert count_queries(2) == count_queries(40) == 5
+
+
+def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        "summaries.services.summarization_request", lambda **kwargs: calls.append(kwargs)
+    )
+    api_client.post(url(session), items(7), format="json")
+    assert calls == [{"session_pk": session.pk}]
+
+
+# --- who sees what ------------------------------------------------------------
+
+ENDPOINTS = [
+    ("get", "episodes/", None, 200),
+    ("post", "episodes/", {"user_input": "q", "response": "a"}, 201),
+    ("post", "episodes/", [{"user_input": "q", "response": "a"}], 201),
+    ("get", "episodes/since/0/", None, 200),
+    ("get", "episode-stats/", None, 200),
+]
+
+
+@pytest.mark.parametrize(("method", "tail", "payload", "ok"), ENDPOINTS)
+def test_isolation(api_client, other_client, staff_client, anon_client, session, method, tail, payload, ok):
+    def call(client):
+        return getattr(client, method)(url(session, tail), payload, format="json")
+
+    before = Episode.objects.count()
+    assert call(other_client).status_code == 404
+    assert call(anon_client).status_code in (401, 403)
+    assert Episode.objects.count() == before
+    assert call(api_client).status_code == ok
+    assert call(staff_client).status_code == ok
+
+
+@pytest.mark.parametrize("tail", ["episodes/", "episodes/since/0/", "episode-stats/"])
+def test_unknown_session_is_404(api_client, tail):
+    assert api_client.get(f"/api/sessions/not-a-uuid/{tail}").status_code == 404
+    assert api_client.get(f"/api/sessions/00000000-0000-0000-0000-000000000000/{tail}").status_code == 404
