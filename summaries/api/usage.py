@@ -1,0 +1,55 @@
+"""``GET /api/usage/``: summarization cost and savings, for staff only.
+
+``?session=<uuid>`` narrows the report to one session; ``?limit=`` sets how
+many sessions are listed (largest history first, default 50, at most 500).
+The totals always cover every session in the report.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sessions_app.models import ChatSession
+from sessions_app.selectors import session_for_user
+from summaries.usage import usage_report
+
+MAX_LIMIT = 500
+
+
+def _limit(raw: str | None) -> int:
+    if raw in (None, ""):
+        return 50
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError({"limit": "Must be an integer."}) from None
+    if not 0 <= value <= MAX_LIMIT:
+        raise ValidationError({"limit": f"Must be between 0 and {MAX_LIMIT}."})
+    return value
+
+
+class UsageView(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("session", OpenApiTypes.UUID, description="Only this session."),
+            OpenApiParameter("limit", OpenApiTypes.INT, description="Sessions listed (default 50)."),
+        ],
+        responses=OpenApiTypes.OBJECT,
+        description="Utility-model calls, tokens sent and received, episodes covered and the "
+        "context's savings over the full history: totals and per session.",
+    )
+    def get(self, request: Request) -> Response:
+        queryset = ChatSession.objects.all()
+        session_uuid = request.query_params.get("session")
+        if session_uuid:
+            session = session_for_user(request.user, session_uuid)
+            queryset = queryset.filter(pk=session.pk)
+        return Response(usage_report(queryset=queryset, limit=_limit(request.query_params.get("limit"))))

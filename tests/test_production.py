@@ -1,0 +1,358 @@
+"""Production readiness: deploy checks, /healthz, JSON logs, usage reporting,
+and moving sessions in and out as JSON lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from sessions_app.models import ChatSession, Episode
+from summaries.models import SummaryRevision
+from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.django_db
+
+PRODUCTION_SECRET = "p7Kq2vXw9LmZr4Tn8YbHc3Jd6Fs1Ag5Ue0Oi_Ry-Wt" + "Vx2Bn7Mk4Lq"
+
+
+def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
+    """Run manage.py in a clean environment: only what the test sets."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "LOG_", "INFERENCE_"))
+    }
+    env.pop("DATABASE_URL", None)
+    env.update(env_overrides)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
+
+
+PRODUCTION_ENV = {
+    "DJANGO_DEBUG": "0",
+    "DJANGO_SECRET_KEY": PRODUCTION_SECRET,
+    "DJANGO_ALLOWED_HOSTS": "nexus.example.com",
+    "DJANGO_CSRF_TRUSTED_ORIGINS": "https://nexus.example.com",
+    "DJANGO_BEHIND_PROXY": "1",
+}
+
+
+# --- check --deploy ------------------------------------------------------------
+
+
+def test_deploy_check_is_clean_under_production_settings():
+    assert len(PRODUCTION_SECRET) >= 50
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_deploy_check_complains_when_https_switches_are_off():
+    result = manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        **PRODUCTION_ENV, DJANGO_SECURE_HSTS_SECONDS="0", DJANGO_SESSION_COOKIE_SECURE="0",
+    )
+    assert result.returncode != 0
+    assert "security.W004" in result.stderr
+    assert "security.W012" in result.stderr
+
+
+def test_production_refuses_to_start_without_a_secret():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_SECRET_KEY"}
+    result = manage("check", "--deploy", **env)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_production_settings_trust_the_proxy_and_use_hashed_static_files():
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, "
+        "s.CSRF_TRUSTED_ORIGINS, s.STORAGES['staticfiles']['BACKEND'])"
+    )
+    result = manage("shell", "-c", code, **PRODUCTION_ENV)
+    assert result.returncode == 0, result.stderr
+    assert "('HTTP_X_FORWARDED_PROTO', 'https') True True ['https://nexus.example.com']" in result.stdout
+    assert "whitenoise.storage.CompressedManifestStaticFilesStorage" in result.stdout
+
+
+def test_debug_keeps_plain_http():
+    code = "from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
+    result = manage("shell", "-c", code, DJANGO_DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].split() == ["False", "False", "0"]
+
+
+# --- structured logs -----------------------------------------------------------
+
+EMIT = """
+import logging
+import django
+django.setup()
+logging.getLogger("nexus.summarization").info(
+    "summary attempt",
+    extra={"session": "3f0c0d5e-1111-4222-8333-944445555666", "episode_range": "12-19",
+           "prompt_tokens": 812, "completion_tokens": 143, "duration_ms": 2417,
+           "outcome": "failed", "error": "timeout\\nafter 60s", "user_input": "my secret question"},
+)
+logging.getLogger("nexus.chat").info("chat turn", extra={"session": "s", "context_ms": 4, "model_ms": 900})
+"""
+
+
+def emit_logs(**env: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", EMIT],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "nexus.settings", "DJANGO_DEBUG": "1", **env},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr.splitlines()
+
+
+def test_json_logs_one_line_per_record_with_every_extra_field():
+    lines = emit_logs(LOG_FORMAT="json")
+    assert len(lines) == 2
+    record = json.loads(lines[0])
+    assert record["level"] == "INFO"
+    assert record["logger"] == "nexus.summarization"
+    assert record["message"] == "summary attempt"
+    assert record["time"].endswith("+00:00")
+    assert record["session"] == "3f0c0d5e-1111-4222-8333-944445555666"
+    assert record["episode_range"] == "12-19"
+    assert (record["prompt_tokens"], record["completion_tokens"], record["duration_ms"]) == (812, 143, 2417)
+    assert record["outcome"] == "failed"
+    assert record["error"] == "timeout\nafter 60s"
+    chat = json.loads(lines[1])
+    assert (chat["logger"], chat["context_ms"], chat["model_ms"]) == ("nexus.chat", 4, 900)
+
+
+def test_user_text_stays_out_of_logs_unless_allowed():
+    hidden = json.loads(emit_logs(LOG_FORMAT="json")[0])
+    assert hidden["user_input"] == "[redacted]"
+    shown = json.loads(emit_logs(LOG_FORMAT="json", LOG_CONTENT="1")[0])
+    assert shown["user_input"] == "my secret question"
+
+
+def test_plain_logs_by_default():
+    lines = emit_logs()
+    assert lines[0].endswith("INFO nexus.summarization summary attempt")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(lines[0])
+
+
+# --- /healthz --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own on a free port (never the machine's)."""
+    if not shutil.which("redis-server"):
+        if os.environ.get("NEXUS_REQUIRE_SERVICES") == "1":
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    proc.url = f"redis://127.0.0.1:{port}/0"
+    proc.port = port
+    yield proc
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_healthz_answers_200_with_a_report(client, settings):
+    settings.INFERENCE_BACKEND = "offline"
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["failed"] == []
+    assert set(body["checks"]) == {"database", "broker", "inference"}
+    assert all(check["ok"] for check in body["checks"].values())
+    assert body["checks"]["broker"]["mode"] == "in-process"
+    assert response["Cache-Control"].startswith("max-age=0")
+
+
+def test_healthz_names_the_broker_when_redis_stops(client, settings, own_redis):
+    settings.INFERENCE_BACKEND = "offline"
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = own_redis.url
+    up = client.get("/healthz")
+    assert up.status_code == 200, up.content
+    assert up.json()["checks"]["broker"]["ok"] is True
+    assert up.json()["checks"]["broker"]["transport"] == "redis"
+
+    own_redis.terminate()
+    own_redis.wait(timeout=10)
+    down = client.get("/healthz")
+    assert down.status_code == 503
+    body = down.json()
+    assert body["status"] == "fail"
+    assert body["failed"] == ["broker"]
+    assert body["checks"]["database"]["ok"] is True
+    # Nothing about where the broker lives leaks to an unauthenticated caller.
+    assert str(own_redis.port) not in down.content.decode()
+
+
+def test_healthz_names_the_inference_backend_when_it_does_not_answer(client, settings):
+    settings.INFERENCE_BACKEND = "ollama"
+    settings.INFERENCE_SERVICE_URL = f"http://127.0.0.1:{free_port()}"
+    settings.INFERENCE_CONNECT_TIMEOUT_SECONDS = 1.0
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["inference"]
+    assert "127.0.0.1" not in response.content.decode()
+
+
+def test_healthz_names_the_database_when_it_fails(client, settings, monkeypatch):
+    from nexus import health
+
+    def broken() -> dict:
+        raise health.CheckFailed("no database")
+
+    settings.INFERENCE_BACKEND = "offline"
+    monkeypatch.setitem(health.CHECKS, "database", broken)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["database"]
+    assert response.json()["checks"]["database"]["error"] == "CheckFailed"
+
+
+# --- usage reporting ---------------------------------------------------------------
+
+
+@pytest.fixture
+def usage_data(settings, owner, other_user):
+    """Session A: 12 episodes, an automatic row over 1-6 (updated twice more by
+    the model, edited once by staff) and a manual row over 7-8. Session B:
+    3 episodes, no summaries."""
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # no automatic pass may add rows here
+    settings.CONTEXT_RECENT_EPISODES = 8
+    a = ChatSessionFactory(owner=owner, title="long one")
+    eps = [EpisodeFactory(session=a) for _ in range(12)]
+    auto = SummaryFactory(
+        session=a, content="auto", token_count=30, first_episode_id=eps[0].pk, last_episode_id=eps[5].pk,
+        model="qwen2.5:1.5b", prompt_tokens=400, completion_tokens=60, duration_ms=900,
+    )
+    for source in ("automatic", "automatic", "staff_edit"):
+        SummaryRevision.objects.create(
+            summary=auto, source=source, content="older", token_count=5,
+            first_episode_id=eps[0].pk, last_episode_id=eps[3].pk,
+        )
+    SummaryFactory(
+        session=a, content="manual", token_count=10, first_episode_id=eps[6].pk, last_episode_id=eps[7].pk,
+        model="", curated=True,
+    )
+    b = ChatSessionFactory(owner=other_user, title="short one")
+    b_eps = [EpisodeFactory(session=b) for _ in range(3)]
+    a.refresh_from_db()
+    b.refresh_from_db()
+    return {"a": a, "eps": eps, "b": b, "b_eps": b_eps}
+
+
+def expected_a(data) -> dict:
+    eps = data["eps"]
+    full = sum(e.token_count for e in eps)
+    context = 30 + 10 + sum(e.token_count for e in eps[4:])  # last 8 in full (5-12)
+    return {"full": full, "context": context, "saved": full - context}
+
+
+def test_usage_per_session_and_overall(staff_client, usage_data):
+    response = staff_client.get("/api/usage/")
+    assert response.status_code == 200
+    body = response.json()
+    want = expected_a(usage_data)
+    rows = {row["session"]: row for row in body["sessions"]}
+    a = rows[str(usage_data["a"].uuid)]
+    assert a["utility_calls"] == 3  # the automatic row + two automatic revisions; the staff edit is not a call
+    assert (a["prompt_tokens"], a["completion_tokens"], a["utility_duration_ms"]) == (400, 60, 900)
+    assert (a["episodes"], a["episodes_covered"], a["summary_rows"]) == (12, 8, 2)
+    assert a["full_history_tokens"] == usage_data["a"].cached_total_tokens == want["full"]
+    assert a["context_tokens"] == want["context"]
+    assert a["saved_tokens"] == want["saved"] > 0
+    assert a["savings_ratio"] == round(want["saved"] / want["full"], 4)
+
+    b = rows[str(usage_data["b"].uuid)]
+    b_full = sum(e.token_count for e in usage_data["b_eps"])
+    assert (b["utility_calls"], b["episodes_covered"], b["saved_tokens"]) == (0, 0, 0)
+    assert b["context_tokens"] == b["full_history_tokens"] == b_full
+
+    totals = body["totals"]
+    assert totals["sessions"] == 2
+    assert totals["utility_calls"] == 3
+    assert totals["episodes"] == 15
+    assert totals["full_history_tokens"] == want["full"] + b_full
+    assert totals["saved_tokens"] == want["saved"]
+    # Largest history first.
+    assert body["sessions"][0]["session"] == str(usage_data["a"].uuid)
+
+
+def test_usage_for_one_session_and_limit(staff_client, usage_data):
+    one = staff_client.get("/api/usage/", {"session": str(usage_data["b"].uuid)}).json()
+    assert [row["session"] for row in one["sessions"]] == [str(usage_data["b"].uuid)]
+    assert one["totals"]["sessions"] == 1
+    limited = staff_client.get("/api/usage/", {"limit": 1}).json()
+    assert len(limited["sessions"]) == 1
+    assert limited["totals"]["sessions"] == 2
+    assert staff_client.get("/api/usage/", {"limit": "many"}).status_code == 400
+    assert staff_client.get("/api/usage/", {"session": "not-a-uuid"}).status_code == 404
+
+
+def test_usage_is_staff_only(api_client, other_client, anon_client, usage_data):
+    assert api_client.get("/api/usage/").status_code == 403
+    assert other_client.get("/api/usage/").status_code == 403
+    assert anon_client.get("/api/usage/").status_code in (401, 403)
+
+
+def test_usage_queries_do_not_grow_with_sessions(staff_client, usage_data, django_assert_max_num_queries):
+    for _ in range(5):
+        EpisodeFactory(session=ChatSessionFactory())
+    with django_assert_max_num_queries(6):
+        assert staff_client.get("/api/usage/").status_code == 200
+
+
+def test_usage_page_in_the_admin(client, staff_user, owner, usage_data):
+    client.force_login(owner)
+    assert client.get("/admin/usage/").status_code == 302  # not staff: to the admin login
+    client.force_login(staff_user)
+    page = client.get("/admin/usage/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Summarization usage" in html
+    assert "long one" in html and "short one" in html
+    assert f"<td>{expected_a(usage_data)['saved']}</td>" in html
+    one = client.get("/admin/usage/", {"session": str(usage_data["a"].uuid)})
+    assert one.status_code == 200
+    assert "short one" not in one.content.decode()
+    assert client.get("/admin/usage/", {"session": "nope"}).status_code == 404
