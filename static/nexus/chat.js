@@ -1,0 +1,829 @@
+/*
+ * The chat window: composer, streamed replies, summary cards, the
+ * summarization indicator and the context inspector.
+ *
+ * Every piece of user or model text goes into the page through textContent
+ * or text nodes, never as markup. Every request carries the session cookie
+ * and the CSRF token.
+ */
+(function () {
+  "use strict";
+
+  var configNode = document.getElementById("chat-config");
+  if (!configNode) {
+    return;
+  }
+  var config = JSON.parse(configNode.textContent);
+  var urls = config.urls;
+
+  var el = {
+    layout: document.getElementById("chat-layout"),
+    conversation: document.getElementById("conversation"),
+    messages: document.getElementById("messages"),
+    emptyChat: document.getElementById("empty-chat"),
+    loadEarlier: document.getElementById("load-earlier"),
+    composer: document.getElementById("composer"),
+    input: document.getElementById("composer-input"),
+    send: document.getElementById("send-button"),
+    sessionAlert: document.getElementById("session-alert"),
+    liveStatus: document.getElementById("live-status"),
+    statEpisodes: document.getElementById("stat-episodes"),
+    statTokens: document.getElementById("stat-tokens"),
+    headerIndicator: document.getElementById("header-indicator"),
+    headerFailed: document.getElementById("header-failed"),
+    buttonIndicator: document.getElementById("button-indicator"),
+    memoryToggle: document.getElementById("memory-toggle"),
+    memoryPanel: document.getElementById("memory-panel"),
+    memoryClose: document.getElementById("memory-close"),
+    statusLine: document.getElementById("summary-status-line"),
+    summaryError: document.getElementById("summary-error"),
+    summaryErrorText: document.getElementById("summary-error-text"),
+    cards: document.getElementById("summary-cards"),
+    cardsEmpty: document.getElementById("summaries-empty"),
+    contextOpen: document.getElementById("context-open"),
+    contextDialog: document.getElementById("context-dialog"),
+    contextClose: document.getElementById("context-close"),
+    contextForm: document.getElementById("context-form"),
+    contextQuestion: document.getElementById("context-question"),
+    contextState: document.getElementById("context-state"),
+    contextResult: document.getElementById("context-result"),
+    contextTokens: document.getElementById("context-tokens"),
+    contextFull: document.getElementById("context-full"),
+    contextSaving: document.getElementById("context-saving"),
+    contextParts: document.getElementById("context-parts"),
+    contextOmitted: document.getElementById("context-omitted"),
+    contextPrompt: document.getElementById("context-prompt"),
+  };
+
+  var csrfInput = el.composer.querySelector("input[name=csrfmiddlewaretoken]");
+
+  var state = {
+    sending: false,
+    sessionGone: false,
+    summaryState: null,
+    summariesDirty: false,
+    pollTimer: null,
+    fastPollUntil: 0,
+    earlierUrl: config.earlierUrl || null,
+    hasEarlier: Boolean(config.hasEarlier && config.earlierUrl),
+    loadingEarlier: false,
+  };
+
+  var ACTIVE_STATES = { queued: true, running: true };
+  var FAST_POLL_MS = 1000;
+  var IDLE_POLL_MS = 20000;
+  var FAST_WINDOW_MS = 5000;
+
+  /* ---------------------------------------------------------------- utils */
+
+  function csrfToken() {
+    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : csrfInput ? csrfInput.value : "";
+  }
+
+  function request(url, options) {
+    options = options || {};
+    var headers = Object.assign(
+      { Accept: "application/json", "X-CSRFToken": csrfToken(), "X-Requested-With": "fetch" },
+      options.headers || {}
+    );
+    return fetch(url, Object.assign({}, options, { headers: headers, credentials: "same-origin" }));
+  }
+
+  function ApiError(status, message) {
+    this.status = status;
+    this.message = message;
+  }
+
+  async function getJson(url) {
+    var response;
+    try {
+      response = await request(url);
+    } catch (err) {
+      throw new ApiError(0, "Could not reach the server.");
+    }
+    if (!response.ok) {
+      throw new ApiError(response.status, await errorMessage(response));
+    }
+    return response.json();
+  }
+
+  async function errorMessage(response) {
+    if (response.status === 404) {
+      return "This session no longer exists.";
+    }
+    if (response.status === 401 || response.status === 403) {
+      var detail = await readDetail(response);
+      return detail || "You are signed out. Sign in again to continue.";
+    }
+    return (await readDetail(response)) || "The server answered " + response.status + ".";
+  }
+
+  async function readDetail(response) {
+    try {
+      var data = await response.json();
+      if (data && typeof data === "object") {
+        if (typeof data.detail === "string") return data.detail;
+        if (typeof data.error === "string") return data.error;
+        var first = Object.keys(data)[0];
+        if (first !== undefined) {
+          var value = data[first];
+          return first + ": " + (Array.isArray(value) ? value.join(" ") : String(value));
+        }
+      }
+    } catch (err) {
+      /* not JSON */
+    }
+    return "";
+  }
+
+  function make(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function formatTime(iso) {
+    var date = new Date(iso);
+    if (isNaN(date.getTime())) return "";
+    return date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  }
+
+  function timeElement(iso) {
+    var node = make("time", null, formatTime(iso));
+    node.setAttribute("datetime", iso);
+    node.title = new Date(iso).toLocaleString();
+    return node;
+  }
+
+  function plural(n, one, many) {
+    return n + " " + (n === 1 ? one : many);
+  }
+
+  function announce(text) {
+    el.liveStatus.textContent = "";
+    window.setTimeout(function () {
+      el.liveStatus.textContent = text;
+    }, 50);
+  }
+
+  function nearBottom() {
+    var c = el.conversation;
+    return c.scrollHeight - c.scrollTop - c.clientHeight < 120;
+  }
+
+  function scrollToBottom() {
+    el.conversation.scrollTop = el.conversation.scrollHeight;
+  }
+
+  /* ------------------------------------------------------------- messages */
+
+  function episodeMeta(ep) {
+    var meta = make("p", "msg-meta");
+    meta.appendChild(document.createTextNode("#" + ep.id + " · " + plural(ep.token_count || 0, "token", "tokens") + " · "));
+    if (ep.created_at) meta.appendChild(timeElement(ep.created_at));
+    return meta;
+  }
+
+  function buildEpisode(ep) {
+    var item = make("li", "episode");
+    item.dataset.episodeId = ep.id;
+    var user = make("div", "msg msg-user");
+    user.appendChild(make("p", "msg-body", ep.user_input));
+    var reply = make("div", "msg msg-assistant");
+    reply.appendChild(make("p", "msg-body", ep.response));
+    reply.appendChild(episodeMeta(ep));
+    item.appendChild(user);
+    item.appendChild(reply);
+    return item;
+  }
+
+  function updateEmptyState() {
+    el.emptyChat.hidden = el.messages.children.length > 0;
+  }
+
+  /* One exchange while it is being sent and streamed. */
+  function Turn(text) {
+    this.item = make("li", "episode is-pending");
+    this.user = make("div", "msg msg-user");
+    this.user.appendChild(make("p", "msg-body", text));
+    this.reply = make("div", "msg msg-assistant is-streaming");
+    this.body = make("p", "msg-body");
+    this.typing = make("span", "typing");
+    this.typing.setAttribute("aria-label", "The assistant is writing");
+    for (var i = 0; i < 3; i++) this.typing.appendChild(make("span", "typing-dot"));
+    this.body.appendChild(this.typing);
+    this.textNode = document.createTextNode("");
+    this.body.appendChild(this.textNode);
+    this.reply.appendChild(this.body);
+    this.item.appendChild(this.user);
+    this.item.appendChild(this.reply);
+    this.finished = false;
+    el.messages.appendChild(this.item);
+    updateEmptyState();
+    scrollToBottom();
+  }
+
+  Turn.prototype.appendText = function (chunk) {
+    if (!chunk) return;
+    var follow = nearBottom();
+    if (this.typing.parentNode) this.typing.remove();
+    this.textNode.appendData(chunk);
+    if (follow) scrollToBottom();
+  };
+
+  Turn.prototype.complete = function (ep) {
+    this.finished = true;
+    if (this.typing.parentNode) this.typing.remove();
+    this.item.classList.remove("is-pending");
+    this.reply.classList.remove("is-streaming");
+    if (ep && typeof ep === "object") {
+      if (ep.id !== undefined) this.item.dataset.episodeId = ep.id;
+      // The stored reply is the truth; it matches the streamed text unless
+      // the server trimmed or completed it.
+      if (typeof ep.response === "string" && ep.response !== this.textNode.data) {
+        this.textNode.data = ep.response;
+      }
+      if (ep.id !== undefined) this.reply.appendChild(episodeMeta(ep));
+    }
+    var follow = nearBottom();
+    if (follow) scrollToBottom();
+  };
+
+  Turn.prototype.fail = function (message) {
+    this.finished = true;
+    if (this.typing.parentNode) this.typing.remove();
+    this.item.classList.remove("is-pending");
+    this.item.classList.add("is-failed");
+    this.reply.classList.remove("is-streaming");
+    this.reply.classList.add("msg-error");
+    var partial = this.textNode.data;
+    this.body.textContent = "";
+    if (partial) {
+      this.body.appendChild(make("span", "partial-reply", partial));
+    }
+    var note = make("p", "msg-error-text");
+    note.setAttribute("role", "alert");
+    note.textContent = message;
+    this.reply.appendChild(note);
+    this.user.appendChild(make("p", "msg-meta", "Not saved"));
+    scrollToBottom();
+  };
+
+  /* --------------------------------------------------------------- stream */
+
+  function parseEvent(raw) {
+    var data = [];
+    raw.split("\n").forEach(function (line) {
+      if (line.indexOf("data:") === 0) {
+        var value = line.slice(5);
+        if (value.charAt(0) === " ") value = value.slice(1);
+        data.push(value);
+      }
+    });
+    if (!data.length) return null;
+    try {
+      return JSON.parse(data.join("\n"));
+    } catch (err) {
+      return null;
+    }
+  }
+
+  /* Reads a text/event-stream body; returns when the stream ends. */
+  async function readStream(body, turn) {
+    var reader = body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+
+    function handle(raw) {
+      var payload = parseEvent(raw);
+      if (!payload || turn.finished) return;
+      if (typeof payload.error === "string" || payload.error) {
+        turn.fail(String(payload.error));
+      } else if (payload.done) {
+        turn.complete(payload.episode);
+      } else if (typeof payload.text === "string") {
+        turn.appendText(payload.text);
+      }
+    }
+
+    function drain() {
+      buffer = buffer.replace(/\r\n/g, "\n");
+      var index;
+      while ((index = buffer.indexOf("\n\n")) !== -1) {
+        var raw = buffer.slice(0, index);
+        buffer = buffer.slice(index + 2);
+        handle(raw);
+      }
+    }
+
+    for (;;) {
+      var result = await reader.read();
+      if (result.done) break;
+      buffer += decoder.decode(result.value, { stream: true });
+      drain();
+    }
+    buffer += decoder.decode();
+    drain();
+    if (buffer.trim()) handle(buffer);
+  }
+
+  async function sendMessage(text) {
+    state.sending = true;
+    el.composer.classList.add("is-busy");
+    el.send.disabled = true;
+    el.send.textContent = "Sending…";
+    var turn = new Turn(text);
+
+    try {
+      var response;
+      try {
+        response = await request(urls.chat, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+          body: JSON.stringify({ message: text }),
+        });
+      } catch (err) {
+        turn.fail("Could not reach the server. Check the connection and send again.");
+        restoreDraft(text);
+        return;
+      }
+
+      if (!response.ok) {
+        var message = await errorMessage(response);
+        turn.fail(message);
+        if (response.status === 404) {
+          sessionGone();
+        } else {
+          restoreDraft(text);
+        }
+        return;
+      }
+
+      var type = response.headers.get("Content-Type") || "";
+      if (type.indexOf("text/event-stream") !== -1 && response.body) {
+        try {
+          await readStream(response.body, turn);
+        } catch (err) {
+          if (!turn.finished) turn.fail("The connection broke before the reply finished.");
+        }
+        if (!turn.finished) turn.fail("The reply stopped before it finished.");
+      } else {
+        var data = await response.json();
+        var episode = data && data.episode ? data.episode : data;
+        if (episode && typeof episode.response === "string") turn.appendText(episode.response);
+        turn.complete(episode);
+      }
+
+      if (turn.item.classList.contains("is-failed")) {
+        restoreDraft(text);
+      } else {
+        announce("Reply received.");
+        refreshStats();
+        state.summariesDirty = true;
+        state.fastPollUntil = Date.now() + FAST_WINDOW_MS;
+        schedulePoll(0);
+      }
+    } finally {
+      state.sending = false;
+      el.composer.classList.remove("is-busy");
+      el.send.textContent = "Send";
+      el.send.disabled = state.sessionGone;
+      if (!state.sessionGone) el.input.focus();
+    }
+  }
+
+  function restoreDraft(text) {
+    if (!el.input.value.trim()) {
+      el.input.value = text;
+      autoGrow();
+    }
+  }
+
+  async function refreshStats() {
+    try {
+      var session = await getJson(urls.session);
+      if (typeof session.episode_count === "number") el.statEpisodes.textContent = session.episode_count;
+      if (typeof session.total_tokens === "number") el.statTokens.textContent = session.total_tokens;
+    } catch (err) {
+      if (err.status === 404) sessionGone();
+    }
+  }
+
+  /* ------------------------------------------------------------- composer */
+
+  function autoGrow() {
+    el.input.style.height = "auto";
+    el.input.style.height = Math.min(el.input.scrollHeight, window.innerHeight * 0.4) + "px";
+  }
+
+  el.input.addEventListener("input", autoGrow);
+
+  el.input.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || event.isComposing) return;
+    if (event.shiftKey || event.altKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    if (typeof el.composer.requestSubmit === "function") {
+      el.composer.requestSubmit();
+    } else {
+      el.composer.dispatchEvent(new Event("submit", { cancelable: true }));
+    }
+  });
+
+  el.composer.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (state.sending || state.sessionGone) return;
+    var text = el.input.value;
+    if (!text.trim()) {
+      el.input.focus();
+      return;
+    }
+    el.input.value = "";
+    autoGrow();
+    sendMessage(text);
+  });
+
+  /* ---------------------------------------------------- summarization state */
+
+  function schedulePoll(delay) {
+    window.clearTimeout(state.pollTimer);
+    if (state.sessionGone) return;
+    state.pollTimer = window.setTimeout(pollStatus, delay);
+  }
+
+  async function pollStatus() {
+    var next = IDLE_POLL_MS;
+    try {
+      var status = await getJson(urls.status);
+      applyStatus(status);
+      if (ACTIVE_STATES[status.state] || Date.now() < state.fastPollUntil) next = FAST_POLL_MS;
+    } catch (err) {
+      if (err.status === 404) {
+        sessionGone();
+        return;
+      }
+      el.statusLine.textContent = "Could not read the summarization state: " + err.message;
+      next = 5000;
+    }
+    if (document.hidden && next === IDLE_POLL_MS) return; // resumes on visibilitychange
+    schedulePoll(next);
+  }
+
+  function applyStatus(status) {
+    var previous = state.summaryState;
+    var current = status.state;
+    var active = Boolean(ACTIVE_STATES[current]);
+    state.summaryState = current;
+
+    el.headerIndicator.hidden = !active;
+    el.buttonIndicator.hidden = !active;
+    el.memoryToggle.classList.toggle("is-summarising", active);
+    el.layout.dataset.summaryState = current;
+
+    var failed = current === "failed";
+    el.headerFailed.hidden = !failed;
+    el.summaryError.hidden = !failed;
+    el.memoryToggle.classList.toggle("has-failure", failed);
+    if (failed) {
+      var error = status.last_error || "No error message was recorded.";
+      el.summaryErrorText.textContent = error;
+      el.headerFailed.title = error;
+    } else {
+      el.summaryErrorText.textContent = "";
+      el.headerFailed.removeAttribute("title");
+    }
+
+    var pending = typeof status.pending_episodes === "number" ? status.pending_episodes : null;
+    var line;
+    if (current === "queued") {
+      line = "Summarising… (queued)";
+    } else if (current === "running") {
+      line = "Summarising…" + (pending ? " " + plural(pending, "episode", "episodes") + " to fold in." : "");
+    } else if (failed) {
+      line = "Summarization failed; it is tried again with the next message.";
+    } else if (pending) {
+      line = plural(pending, "episode", "episodes") + " not summarised yet.";
+    } else {
+      line = "Up to date.";
+    }
+    el.statusLine.textContent = line;
+
+    var wasActive = Boolean(previous && ACTIVE_STATES[previous]);
+    if (!active && (wasActive || state.summariesDirty)) {
+      state.summariesDirty = false;
+      refreshSummaries(wasActive);
+    }
+  }
+
+  /* ------------------------------------------------------------ summaries */
+
+  function buildCard(summary) {
+    var item = make("li", "summary-card" + (summary.curated ? " is-curated" : ""));
+    item.dataset.summaryId = summary.id;
+    var head = make("div", "summary-card-head");
+    head.appendChild(
+      make("h3", "summary-range", "Episodes " + summary.first_episode_id + "–" + summary.last_episode_id)
+    );
+    if (summary.curated) {
+      var mark = make("span", "curated-mark", "Curated");
+      mark.title = "Edited by staff; automatic passes leave it alone";
+      head.appendChild(mark);
+    }
+    item.appendChild(head);
+    item.appendChild(make("p", "summary-text", summary.content));
+    var meta = make("p", "summary-meta", plural(summary.token_count || 0, "token", "tokens") + " · updated ");
+    if (summary.updated_at) meta.appendChild(timeElement(summary.updated_at));
+    item.appendChild(meta);
+    return item;
+  }
+
+  async function fetchAll(url) {
+    var rows = [];
+    var guard = 0;
+    while (url && guard < 50) {
+      var data = await getJson(url);
+      if (Array.isArray(data)) return rows.concat(data);
+      rows = rows.concat(data.results || []);
+      url = data.next || null;
+      guard += 1;
+    }
+    return rows;
+  }
+
+  async function refreshSummaries(announceChange) {
+    var before = {};
+    Array.prototype.forEach.call(el.cards.children, function (card) {
+      before[card.dataset.summaryId] = card.querySelector(".summary-range").textContent + "\n" +
+        card.querySelector(".summary-text").textContent;
+    });
+    var rows;
+    try {
+      rows = await fetchAll(urls.summaries);
+    } catch (err) {
+      if (err.status === 404) sessionGone();
+      return;
+    }
+    rows.sort(function (a, b) {
+      return a.first_episode_id - b.first_episode_id || a.id - b.id;
+    });
+    var changed = false;
+    var fragment = document.createDocumentFragment();
+    rows.forEach(function (summary) {
+      var card = buildCard(summary);
+      var key = "Episodes " + summary.first_episode_id + "–" + summary.last_episode_id + "\n" + summary.content;
+      if (before[String(summary.id)] !== key) {
+        card.classList.add("is-fresh");
+        changed = true;
+      }
+      fragment.appendChild(card);
+    });
+    if (Object.keys(before).length !== rows.length) changed = true;
+    el.cards.replaceChildren(fragment);
+    el.cardsEmpty.hidden = rows.length > 0;
+    el.memoryToggle.dataset.count = rows.length;
+    if (changed && announceChange) announce("Session memory updated.");
+  }
+
+  /* --------------------------------------------------------- memory panel */
+
+  var PANEL_KEY = "nexus.memoryPanel";
+  var wide = window.matchMedia("(min-width: 960px)");
+
+  function setPanel(open, focus) {
+    el.memoryPanel.hidden = !open;
+    el.memoryToggle.setAttribute("aria-expanded", open ? "true" : "false");
+    el.layout.classList.toggle("panel-open", open);
+    if (open && focus) el.memoryClose.focus();
+  }
+
+  el.memoryToggle.addEventListener("click", function () {
+    var open = el.memoryPanel.hidden;
+    setPanel(open, open && !wide.matches);
+    try {
+      window.localStorage.setItem(PANEL_KEY, open ? "open" : "closed");
+    } catch (err) {
+      /* storage unavailable */
+    }
+  });
+
+  el.memoryClose.addEventListener("click", function () {
+    setPanel(false);
+    el.memoryToggle.focus();
+    try {
+      window.localStorage.setItem(PANEL_KEY, "closed");
+    } catch (err) {
+      /* storage unavailable */
+    }
+  });
+
+  el.memoryPanel.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !wide.matches) {
+      setPanel(false);
+      el.memoryToggle.focus();
+    }
+  });
+
+  (function initialPanel() {
+    var saved = null;
+    try {
+      saved = window.localStorage.getItem(PANEL_KEY);
+    } catch (err) {
+      /* storage unavailable */
+    }
+    setPanel(wide.matches && saved !== "closed");
+  })();
+
+  /* ------------------------------------------------------ load earlier */
+
+  async function loadEarlier() {
+    if (state.loadingEarlier || !state.hasEarlier || !state.earlierUrl) return;
+    state.loadingEarlier = true;
+    el.loadEarlier.disabled = true;
+    el.loadEarlier.textContent = "Loading…";
+    var first = el.messages.querySelector(".episode[data-episode-id]");
+    var firstId = first ? Number(first.dataset.episodeId) : null;
+    try {
+      var data = await getJson(state.earlierUrl);
+      var rows = (Array.isArray(data) ? data : data.results || []).filter(function (ep) {
+        return firstId === null || Number(ep.id) < firstId;
+      });
+      rows.sort(function (a, b) {
+        return a.id - b.id;
+      });
+      var oldHeight = el.conversation.scrollHeight;
+      var oldTop = el.conversation.scrollTop;
+      var fragment = document.createDocumentFragment();
+      rows.forEach(function (ep) {
+        fragment.appendChild(buildEpisode(ep));
+      });
+      el.messages.insertBefore(fragment, el.messages.firstChild);
+      el.conversation.scrollTop = oldTop + (el.conversation.scrollHeight - oldHeight);
+      state.earlierUrl = Array.isArray(data) ? null : data.previous || null;
+      state.hasEarlier = Boolean(state.earlierUrl) && rows.length > 0;
+      updateEmptyState();
+    } catch (err) {
+      if (err.status === 404) {
+        sessionGone();
+      } else {
+        el.loadEarlier.textContent = "Could not load earlier messages. Try again";
+        el.loadEarlier.disabled = false;
+        state.loadingEarlier = false;
+        return;
+      }
+    }
+    state.loadingEarlier = false;
+    el.loadEarlier.disabled = false;
+    el.loadEarlier.textContent = "Load earlier messages";
+    el.loadEarlier.hidden = !state.hasEarlier;
+  }
+
+  el.loadEarlier.addEventListener("click", loadEarlier);
+
+  /* ----------------------------------------------------- context inspector */
+
+  async function loadContext() {
+    var question = el.contextQuestion.value;
+    el.contextState.textContent = "Assembling the context…";
+    el.contextResult.setAttribute("aria-busy", "true");
+    var url = urls.context + "?question=" + encodeURIComponent(question);
+    try {
+      var data = await getJson(url);
+      renderContext(data);
+      el.contextState.textContent = "";
+    } catch (err) {
+      el.contextResult.hidden = true;
+      el.contextState.textContent =
+        err.status === 404 ? "This session no longer exists." : "Could not build the context: " + err.message;
+      if (err.status === 404) sessionGone();
+    } finally {
+      el.contextResult.removeAttribute("aria-busy");
+    }
+  }
+
+  function countOf(value) {
+    if (Array.isArray(value)) return value.length;
+    if (value && typeof value === "object") return Object.keys(value).length;
+    return typeof value === "number" ? value : 0;
+  }
+
+  function describeOmitted(omitted) {
+    if (!omitted) return "";
+    if (Array.isArray(omitted)) {
+      if (!omitted.length) return "";
+      var labels = omitted.map(function (item) {
+        if (item && typeof item === "object") {
+          if (item.episode_range) return "summary of episodes " + String(item.episode_range).replace("-", "–");
+          if (item.first_episode_id !== undefined) {
+            return "summary of episodes " + item.first_episode_id + "–" + item.last_episode_id;
+          }
+          if (item.id !== undefined) return (item.kind ? item.kind + " " : "") + "#" + item.id;
+          return JSON.stringify(item);
+        }
+        return "#" + item;
+      });
+      return "Left out to stay within the budget: " + labels.join(", ") + ".";
+    }
+    if (typeof omitted === "object") {
+      var parts = Object.keys(omitted)
+        .filter(function (key) {
+          return countOf(omitted[key]) > 0;
+        })
+        .map(function (key) {
+          return plural(countOf(omitted[key]), key.replace(/_/g, " "), key.replace(/_/g, " "));
+        });
+      return parts.length ? "Left out to stay within the budget: " + parts.join(", ") + "." : "";
+    }
+    return "Left out to stay within the budget: " + String(omitted);
+  }
+
+  function renderContext(data) {
+    var tokens = Number(data.token_count) || 0;
+    var full = Number(data.full_history_tokens) || 0;
+    var saved = full - tokens;
+    el.contextTokens.textContent = tokens;
+    el.contextFull.textContent = full;
+    if (saved > 0 && full > 0) {
+      el.contextSaving.textContent = saved + " tokens (" + Math.round((saved / full) * 100) + "%)";
+    } else {
+      el.contextSaving.textContent = "none yet";
+    }
+    el.contextSaving.parentNode.classList.toggle("is-zero", !(saved > 0));
+    el.contextParts.textContent = [
+      plural(countOf(data.summaries), "summary", "summaries"),
+      plural(countOf(data.recent), "recent episode", "recent episodes") + " in full",
+      plural(countOf(data.digest), "older episode", "older episodes") + " in the digest",
+    ].join(" · ");
+    var omitted = describeOmitted(data.omitted);
+    el.contextOmitted.textContent = omitted;
+    el.contextOmitted.hidden = !omitted;
+    el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
+    el.contextResult.hidden = false;
+  }
+
+  el.contextOpen.addEventListener("click", function () {
+    el.contextQuestion.value = el.input.value.trim();
+    el.contextResult.hidden = true;
+    if (typeof el.contextDialog.showModal === "function") {
+      el.contextDialog.showModal();
+    } else {
+      el.contextDialog.setAttribute("open", "");
+    }
+    el.contextQuestion.focus();
+    loadContext();
+  });
+
+  el.contextForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    loadContext();
+  });
+
+  el.contextClose.addEventListener("click", function () {
+    el.contextDialog.close();
+  });
+
+  el.contextDialog.addEventListener("click", function (event) {
+    if (event.target === el.contextDialog) el.contextDialog.close();
+  });
+
+  el.contextDialog.addEventListener("close", function () {
+    el.contextOpen.focus();
+  });
+
+  /* ------------------------------------------------------- session gone */
+
+  function sessionGone() {
+    if (state.sessionGone) return;
+    state.sessionGone = true;
+    window.clearTimeout(state.pollTimer);
+    el.sessionAlert.textContent = "";
+    el.sessionAlert.appendChild(document.createTextNode("This session no longer exists. "));
+    var link = make("a", null, "Back to your sessions");
+    link.href = urls.list;
+    el.sessionAlert.appendChild(link);
+    el.sessionAlert.hidden = false;
+    el.input.disabled = true;
+    el.send.disabled = true;
+    el.contextOpen.disabled = true;
+    el.loadEarlier.hidden = true;
+    el.headerIndicator.hidden = true;
+    el.buttonIndicator.hidden = true;
+  }
+
+  /* ----------------------------------------------------------------- start */
+
+  Array.prototype.forEach.call(document.querySelectorAll("time[datetime]"), function (node) {
+    var text = formatTime(node.getAttribute("datetime"));
+    if (text) node.textContent = text;
+  });
+
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden && !state.sessionGone) schedulePoll(0);
+  });
+
+  autoGrow();
+  updateEmptyState();
+  scrollToBottom();
+  schedulePoll(0);
+  el.input.focus();
+})();
