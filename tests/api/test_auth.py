@@ -1,0 +1,97 @@
+"""Authentication (token and session) and throttling."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters():
+    # Throttle history lives in the cache; every test starts from zero.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_token_for_username_and_password(owner):
+    client = APIClient()
+    response = client.post("/api/auth/token/", {"username": "owner", "password": PASSWORD}, format="json")
+    assert response.status_code == 200
+    assert response.json()["token"] == Token.objects.get(user=owner).key
+
+
+def test_token_is_stable(owner):
+    client = APIClient()
+    first = client.post("/api/auth/token/", {"username": "owner", "password": PASSWORD}, format="json")
+    second = client.post("/api/auth/token/", {"username": "owner", "password": PASSWORD}, format="json")
+    assert first.json()["token"] == second.json()["token"]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"username": "owner", "password": "wrong"},
+        {"username": "nobody", "password": PASSWORD},
+        {"username": "owner"},
+        {},
+    ],
+)
+def test_token_refused(owner, payload):
+    response = APIClient().post("/api/auth/token/", payload, format="json")
+    assert response.status_code == 400
+    assert "token" not in response.json()
+
+
+def test_token_authenticates(owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get(f"/api/sessions/{session.uuid}/").status_code == 200
+
+
+def test_bad_token_is_401(session):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert client.get("/api/sessions/").status_code == 401
+
+
+def test_session_login_authenticates(owner, session):
+    client = APIClient()
+    assert client.login(username="owner", password=PASSWORD)
+    assert client.get(f"/api/sessions/{session.uuid}/").status_code == 200
+
+
+def test_session_auth_writes_need_csrf(owner, session):
+    client = APIClient(enforce_csrf_checks=True)
+    client.login(username="owner", password=PASSWORD)
+    response = client.post(f"/api/sessions/{session.uuid}/episodes/", {"user_input": "q", "response": "a"}, format="json")
+    assert response.status_code == 403
+
+
+def test_anonymous_gets_401_or_403():
+    assert APIClient().get("/api/sessions/").status_code in (401, 403)
+
+
+def test_user_throttle(api_client, settings):
+    settings.API_THROTTLE_USER = "3/minute"
+    codes = [api_client.get("/api/sessions/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+
+
+def test_anon_throttle(db, settings):
+    settings.API_THROTTLE_ANON = "2/minute"
+    client = APIClient()
+    codes = [client.post("/api/auth/token/", {}, format="json").status_code for _ in range(3)]
+    assert codes == [400, 400, 429]
+
+
+def test_empty_rate_turns_throttling_off(api_client, settings):
+    settings.API_THROTTLE_USER = ""
+    assert all(api_client.get("/api/sessions/").status_code == 200 for _ in range(5))
