@@ -8,6 +8,9 @@ from rest_framework.test import APIClient
 
 from tests.factories import UserFactory
 
+# fake_model / fake_model_process: the fake model server (tests/fake_model_server.py).
+pytest_plugins = ["tests.conftest_fake_model"]
+
 
 @pytest.fixture
 def owner(db):

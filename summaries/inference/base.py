@@ -113,29 +113,43 @@ def reported_count(payload: object, key: str) -> int | None:
 class ChatStream(Iterator[str]):
     """The text chunks of a streamed chat reply, in order.
 
-    Iterate it like any generator. Once exhausted, ``completion`` holds the
-    whole reply with its token counts and duration (``None`` before that, or
-    when the stream failed). ``close()`` ends the underlying HTTP response
-    early, e.g. when the web client goes away; Django's streaming response
-    calls it.
+    ``chat_stream()`` returns it already primed with the first chunk, so a
+    refused connection, an error status or a reply without any text raises
+    there, before a web view has sent anything to its client. Errors later in
+    the stream raise from the iteration. Once exhausted, ``completion`` holds
+    the whole reply with token counts and duration (``None`` until then).
+    ``close()`` ends the HTTP response early, e.g. when the web client goes
+    away; Django's ``StreamingHttpResponse`` calls it.
     """
 
     def __init__(self, chunks: Iterator[str], finish: Callable[[str], Completion]) -> None:
         self._chunks = chunks
         self._finish = finish
         self._parts: list[str] = []
+        self._first: str | None = None
         self.completion: Completion | None = None
+
+    def prime(self) -> ChatStream:
+        """Read the first chunk now (see the class docstring)."""
+        try:
+            self._first = next(self._chunks)
+        except StopIteration:
+            self.completion = self._finish("")  # raises: an empty reply is never returned
+        return self
 
     def __iter__(self) -> ChatStream:
         return self
 
     def __next__(self) -> str:
-        try:
-            chunk = next(self._chunks)
-        except StopIteration:
-            if self.completion is None:
-                self.completion = self._finish("".join(self._parts))
-            raise
+        if self._first is not None:
+            chunk, self._first = self._first, None
+        else:
+            try:
+                chunk = next(self._chunks)
+            except StopIteration:
+                if self.completion is None:
+                    self.completion = self._finish("".join(self._parts))
+                raise
         self._parts.append(chunk)
         return chunk
 
@@ -210,15 +224,13 @@ class InferenceClient(ABC):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> ChatStream:
-        """A chat reply as text chunks. Errors before the first chunk and
-        during the stream raise ``InferenceError`` from the iteration; a
-        stream that ends without any text raises ``PermanentInferenceError``."""
+        """A chat reply as text chunks (see ``ChatStream`` for when errors raise)."""
         return self._chat_stream(
             normalize_messages(messages),
             model=model or settings.CHAT_MODEL,
             temperature=temperature,
             max_tokens=max_tokens,
-        )
+        ).prime()
 
     @abstractmethod
     def health(self) -> None:

@@ -1,0 +1,511 @@
+"""Inference clients against the fake model server: request bodies, replies,
+streaming, token counts, and how every failure is sorted into transient or
+permanent. No database needed."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from sessions_app.tokens import count_tokens
+from summaries.digest import extractive_digest
+from summaries.inference import (
+    Completion,
+    InferenceError,
+    PermanentInferenceError,
+    TransientInferenceError,
+    get_client,
+)
+from summaries.inference import http as inference_http
+from summaries.inference.offline import OFFLINE_MARKER, OFFLINE_MODEL
+from summaries.prompts import format_exchanges, fresh_prompt, update_prompt
+from tests.fake_model_server import FakeModelProcess, FakeModelServer, closed_port_url, reply_chunks, reply_text
+
+HTTP_BACKENDS = ("ollama", "openai", "nexus")
+CHAT_BACKENDS = ("ollama", "openai")
+
+EXCHANGES = [
+    ("How do I reset my router? It keeps dropping.", "Hold the reset button for ten seconds. Then wait."),
+    ("And the Wi-Fi password?", "It is printed on the label underneath. Change it after setup."),
+    ("Thanks!", "You are welcome."),
+]
+PROMPT = fresh_prompt(format_exchanges(EXCHANGES))
+MESSAGES = [
+    {"role": "system", "content": "You are helpful."},
+    {"role": "user", "content": "Tell me about routers."},
+]
+
+
+@pytest.fixture
+def served(fake_model: FakeModelServer, settings) -> FakeModelServer:
+    """The fake server as the configured inference service, with short timeouts."""
+    settings.INFERENCE_SERVICE_URL = fake_model.url
+    settings.INFERENCE_API_KEY = ""
+    settings.INFERENCE_TIMEOUT_SECONDS = 5.0
+    settings.INFERENCE_CONNECT_TIMEOUT_SECONDS = 2.0
+    return fake_model
+
+
+@pytest.fixture
+def mock_transport(monkeypatch) -> Callable[[Callable[[httpx.Request], httpx.Response]], None]:
+    """Swap the shared client for one answering from a function, for reply
+    shapes the fake server never sends."""
+
+    def install(handler: Callable[[httpx.Request], httpx.Response]) -> None:
+        monkeypatch.setattr(inference_http, "_client", httpx.Client(transport=httpx.MockTransport(handler)))
+        monkeypatch.setattr(inference_http, "_client_pid", os.getpid())
+
+    yield install
+    inference_http.close_http_client()
+
+
+def only_request(server: FakeModelServer) -> dict:
+    (request,) = server.requests
+    return request
+
+
+# --- request bodies and replies ---------------------------------------------
+
+
+def test_ollama_complete_sends_the_prompt_as_one_user_message(served):
+    completion = get_client("ollama").complete(PROMPT, model="util-1", temperature=0.2, max_tokens=500)
+
+    request = only_request(served)
+    assert (request["method"], request["path"]) == ("POST", "/api/chat")
+    assert request["body"] == {
+        "model": "util-1",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "stream": False,
+        "options": {"temperature": 0.2, "num_predict": 500},
+    }
+    assert completion.text == reply_text(PROMPT)
+    assert "Summary of 3 exchanges" in completion.text
+    assert completion.model == "util-1"
+    # The fake server counts words; our own fallback would count tiktoken tokens.
+    assert completion.prompt_tokens == len(PROMPT.split())
+    assert completion.completion_tokens == len(completion.text.split())
+
+
+def test_openai_complete_sends_temperature_and_max_tokens(served):
+    completion = get_client("openai").complete(PROMPT, model="util-1", temperature=0.2, max_tokens=500)
+
+    request = only_request(served)
+    assert request["path"] == "/v1/chat/completions"
+    assert request["body"] == {
+        "model": "util-1",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "temperature": 0.2,
+        "max_tokens": 500,
+    }
+    assert "authorization" not in request["headers"]
+    assert completion.text == reply_text(PROMPT)
+    assert completion.prompt_tokens == len(PROMPT.split())
+    assert completion.completion_tokens == len(completion.text.split())
+
+
+def test_openai_sends_the_api_key_as_bearer_token(served, settings):
+    settings.INFERENCE_API_KEY = "sk-test-123"
+    get_client("openai").complete(PROMPT)
+    assert only_request(served)["headers"]["authorization"] == "Bearer sk-test-123"
+
+
+def test_nexus_complete_posts_user_temperature_and_max_tokens(served):
+    completion = get_client("nexus").complete(PROMPT, model="util-1", temperature=0.2, max_tokens=500)
+
+    request = only_request(served)
+    assert (request["method"], request["path"]) == ("POST", "/utility/complete")
+    assert request["body"] == {"user": PROMPT, "temperature": 0.2, "maxTokens": 500}
+    assert completion.text == reply_text(PROMPT)
+    # The service names no model and reports no usage: configured name, our own counts.
+    assert completion.model == "util-1"
+    assert completion.prompt_tokens == count_tokens(PROMPT)
+    assert completion.completion_tokens == count_tokens(completion.text)
+
+
+@pytest.mark.parametrize("field", ["content", "text", "completion"])
+def test_nexus_accepts_the_reply_under_any_known_field(mock_transport, settings, field):
+    settings.INFERENCE_SERVICE_URL = "http://nexus.test"
+    mock_transport(lambda request: httpx.Response(200, json={field: "  A summary.\n"}))
+    assert get_client("nexus").complete(PROMPT).text == "A summary."
+
+
+def test_complete_defaults_come_from_the_summary_settings(served, settings):
+    settings.UTILITY_MODEL = "tiny-utility"
+    settings.SUMMARY_TEMPERATURE = 0.3
+    settings.SUMMARY_GEN_MAX_TOKENS = 123
+    get_client("ollama").complete(PROMPT)
+    body = only_request(served)["body"]
+    assert body["model"] == "tiny-utility"
+    assert body["options"] == {"temperature": 0.3, "num_predict": 123}
+
+
+@pytest.mark.parametrize("backend", CHAT_BACKENDS)
+def test_chat_sends_all_messages_and_leaves_unset_options_to_the_server(served, settings, backend):
+    settings.CHAT_MODEL = "chatty-7b"
+    completion = get_client(backend).chat(MESSAGES)
+
+    body = only_request(served)["body"]
+    assert body["model"] == "chatty-7b"
+    assert body["messages"] == MESSAGES
+    assert not {"options", "temperature", "max_tokens"} & set(body)
+    assert completion.text == reply_text("Tell me about routers.")
+    assert completion.model == "chatty-7b"
+
+
+def test_token_counts_fall_back_to_our_own_count(served):
+    served.set_mode("ok", usage=False)
+    completion = get_client("ollama").complete(PROMPT)
+    assert completion.prompt_tokens == count_tokens(PROMPT)
+    assert completion.completion_tokens == count_tokens(completion.text)
+
+
+def test_duration_covers_the_servers_latency(served):
+    served.set_mode("ok", latency=0.2)
+    completion = get_client("ollama").complete(PROMPT)
+    assert completion.duration_ms >= 200
+
+
+def test_chat_rejects_messages_without_content():
+    with pytest.raises(PermanentInferenceError):
+        get_client("ollama").chat([{"role": "user"}])
+    with pytest.raises(PermanentInferenceError):
+        get_client("ollama").chat([])
+
+
+def test_nexus_backend_refuses_chat_clearly(served):
+    with pytest.raises(PermanentInferenceError, match="only offers /utility/complete"):
+        get_client("nexus").chat(MESSAGES)
+    with pytest.raises(PermanentInferenceError):
+        get_client("nexus").chat_stream(MESSAGES)
+    assert served.requests == []
+
+
+# --- streaming ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", CHAT_BACKENDS)
+def test_chat_stream_yields_the_reply_in_chunks(served, backend):
+    stream = get_client(backend).chat_stream(MESSAGES, model="chatty-7b", temperature=0.7, max_tokens=64)
+    chunks = list(stream)
+
+    expected = reply_text("Tell me about routers.")
+    assert chunks == reply_chunks(expected)
+    assert len(chunks) > 1
+    assert stream.completion == Completion(
+        text=expected,
+        model="chatty-7b",
+        prompt_tokens=len("You are helpful. Tell me about routers.".split()),
+        completion_tokens=len(expected.split()),
+        duration_ms=stream.completion.duration_ms,
+    )
+    body = only_request(served)["body"]
+    assert body["stream"] is True
+    assert body["messages"] == MESSAGES
+    if backend == "ollama":
+        assert body["options"] == {"temperature": 0.7, "num_predict": 64}
+    else:
+        assert (body["temperature"], body["max_tokens"]) == (0.7, 64)
+
+
+@pytest.mark.parametrize("backend", CHAT_BACKENDS)
+def test_stream_completion_counts_tokens_itself_without_usage(served, backend):
+    served.set_mode("ok", usage=False)
+    stream = get_client(backend).chat_stream(MESSAGES)
+    text = "".join(stream)
+    assert stream.completion is not None
+    assert stream.completion.completion_tokens == count_tokens(text)
+    assert stream.completion.prompt_tokens == count_tokens("You are helpful.") + count_tokens(
+        "Tell me about routers."
+    )
+
+
+@pytest.mark.parametrize("backend", CHAT_BACKENDS)
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [
+        ("http_500", TransientInferenceError),
+        ("http_429", TransientInferenceError),
+        ("http_400", PermanentInferenceError),
+        ("malformed_json", PermanentInferenceError),
+        ("empty_content", PermanentInferenceError),
+        ("disconnect", TransientInferenceError),
+    ],
+)
+def test_chat_stream_failures_raise_before_anything_is_streamed(served, backend, mode, error):
+    served.set_mode(mode)
+    with pytest.raises(error):
+        get_client(backend).chat_stream(MESSAGES)
+
+
+@pytest.mark.parametrize("backend", CHAT_BACKENDS)
+def test_chat_stream_times_out_as_transient(served, settings, backend):
+    settings.INFERENCE_TIMEOUT_SECONDS = 0.3
+    served.set_mode("slow", slow_seconds=5)
+    with pytest.raises(TransientInferenceError, match="timed out"):
+        get_client(backend).chat_stream(MESSAGES)
+
+
+def test_ollama_error_line_mid_stream_is_transient(mock_transport, settings):
+    settings.INFERENCE_SERVICE_URL = "http://ollama.test"
+    lines = [{"message": {"content": "Hel"}, "done": False}, {"error": "model runner has unexpectedly stopped"}]
+    body = "".join(json.dumps(line) + "\n" for line in lines)
+    mock_transport(lambda request: httpx.Response(200, text=body))
+
+    stream = get_client("ollama").chat_stream(MESSAGES)
+    assert next(stream) == "Hel"
+    with pytest.raises(TransientInferenceError, match="unexpectedly stopped"):
+        next(stream)
+    assert stream.completion is None
+
+
+def test_openai_stream_ending_without_done_keeps_what_arrived(mock_transport, settings):
+    settings.INFERENCE_SERVICE_URL = "http://openai.test"
+    event = {"choices": [{"index": 0, "delta": {"content": "Partial answer"}}]}
+    mock_transport(lambda request: httpx.Response(200, text=f"data: {json.dumps(event)}\n\n"))
+    stream = get_client("openai").chat_stream(MESSAGES)
+    assert "".join(stream) == "Partial answer"
+    assert stream.completion is not None and stream.completion.text == "Partial answer"
+
+
+# --- failures -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+@pytest.mark.parametrize(
+    ("mode", "error", "status"),
+    [
+        ("http_500", TransientInferenceError, 500),
+        ("http_429", TransientInferenceError, 429),
+        ("http_400", PermanentInferenceError, 400),
+        ("malformed_json", PermanentInferenceError, None),
+        ("empty_content", PermanentInferenceError, None),
+        ("disconnect", TransientInferenceError, None),
+    ],
+)
+def test_failure_modes_are_sorted(served, backend, mode, error, status):
+    served.set_mode(mode)
+    with pytest.raises(error) as excinfo:
+        get_client(backend).complete(PROMPT)
+    assert excinfo.value.transient is (error is TransientInferenceError)
+    assert excinfo.value.status_code == status
+    assert excinfo.value.backend == backend
+
+
+def test_rate_limit_carries_retry_after(served):
+    served.set_mode("http_429")
+    with pytest.raises(TransientInferenceError) as excinfo:
+        get_client("ollama").complete(PROMPT)
+    assert excinfo.value.retry_after == 1.0
+    assert "429" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+def test_timeout_is_transient_and_read_from_settings(served, settings, backend):
+    settings.INFERENCE_TIMEOUT_SECONDS = 0.3
+    served.set_mode("slow", slow_seconds=5)
+    with pytest.raises(TransientInferenceError, match="timed out"):
+        get_client(backend).complete(PROMPT)
+
+
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+def test_connection_refused_is_transient(settings, backend):
+    settings.INFERENCE_SERVICE_URL = closed_port_url()
+    with pytest.raises(TransientInferenceError, match="connection to"):
+        get_client(backend).complete(PROMPT)
+
+
+def test_stopped_server_refuses_even_pooled_connections_then_recovers(served):
+    client = get_client("ollama")
+    client.complete(PROMPT)  # leaves a keep-alive connection in the pool
+    served.stop()
+    with pytest.raises(TransientInferenceError):
+        client.complete(PROMPT)
+    served.restart()
+    assert client.complete(PROMPT).text == reply_text(PROMPT)
+
+
+def test_scripted_failures_then_recovery(served):
+    served.set_mode("ok", fail_next=2, fail_mode="http_500")
+    client = get_client("openai")
+    for _ in range(2):
+        with pytest.raises(TransientInferenceError):
+            client.complete(PROMPT)
+    assert client.complete(PROMPT).text == reply_text(PROMPT)
+    assert [r["mode"] for r in served.requests] == ["http_500", "http_500", "ok"]
+
+
+@pytest.mark.parametrize(
+    ("backend", "payload"),
+    [
+        ("ollama", [1, 2, 3]),
+        ("ollama", {"message": "not an object"}),
+        ("openai", {"choices": []}),
+        ("openai", {"choices": [{"message": {"content": 42}}]}),
+        ("nexus", {"result": "nothing we know"}),
+    ],
+)
+def test_wrong_shaped_payloads_are_permanent(mock_transport, settings, backend, payload):
+    settings.INFERENCE_SERVICE_URL = "http://model.test"
+    mock_transport(lambda request: httpx.Response(200, json=payload))
+    with pytest.raises(PermanentInferenceError, match="malformed"):
+        get_client(backend).complete(PROMPT)
+
+
+@pytest.mark.parametrize(("status", "error"), [(503, TransientInferenceError), (408, TransientInferenceError),
+                                               (401, PermanentInferenceError), (404, PermanentInferenceError)])
+def test_status_codes_are_sorted(mock_transport, settings, status, error):
+    settings.INFERENCE_SERVICE_URL = "http://model.test"
+    mock_transport(lambda request: httpx.Response(status, text="nope"))
+    with pytest.raises(error):
+        get_client("openai").complete(PROMPT)
+
+
+def test_every_inference_error_has_a_transient_flag():
+    assert InferenceError("x").transient is False
+    assert TransientInferenceError("x").transient is True
+    assert PermanentInferenceError("x").transient is False
+    assert issubclass(TransientInferenceError, InferenceError)
+    assert issubclass(PermanentInferenceError, InferenceError)
+
+
+# --- offline ------------------------------------------------------------------
+
+
+def test_offline_fresh_summary_is_the_extractive_digest():
+    completion = get_client("offline").complete(PROMPT)
+    assert completion.text == extractive_digest(EXCHANGES)
+    assert completion.model == OFFLINE_MODEL
+    assert completion.prompt_tokens == count_tokens(PROMPT)
+    assert completion.completion_tokens == count_tokens(completion.text)
+
+
+def test_offline_update_keeps_the_previous_summary_and_adds_the_new_digest():
+    previous = "The user asked about a router that keeps dropping."
+    new = [("Is 5 GHz faster?", "Usually yes. It has a shorter range.")]
+    completion = get_client("offline").complete(update_prompt(previous, format_exchanges(new)))
+    assert completion.text == f"{previous}\n{extractive_digest(new)}"
+
+
+def test_offline_refuses_a_prompt_without_exchanges():
+    with pytest.raises(PermanentInferenceError):
+        get_client("offline").complete("Summarize nothing.")
+
+
+def test_offline_chat_is_plainly_marked():
+    client = get_client("offline")
+    reply = client.chat(MESSAGES)
+    assert reply.text.startswith(OFFLINE_MARKER)
+    assert "No chat model is configured" in reply.text
+
+    stream = client.chat_stream(MESSAGES)
+    assert "".join(stream) == reply.text
+    assert stream.completion is not None and stream.completion.text == reply.text
+    client.health()
+
+
+# --- health ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("backend", "path"), [("ollama", "/api/tags"), ("openai", "/v1/models"),
+                                               ("nexus", "/health")])
+def test_health_probes_the_backend(served, backend, path):
+    get_client(backend).health()
+    request = only_request(served)
+    assert (request["method"], request["path"]) == ("GET", path)
+
+
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+def test_health_raises_when_the_backend_fails(served, settings, backend):
+    served.set_mode("http_500")
+    with pytest.raises(TransientInferenceError):
+        get_client(backend).health()
+    settings.INFERENCE_SERVICE_URL = closed_port_url()
+    with pytest.raises(TransientInferenceError):
+        get_client(backend).health()
+
+
+def test_health_times_out_with_the_short_timeout(served, settings):
+    settings.INFERENCE_TIMEOUT_SECONDS = 60
+    settings.INFERENCE_CONNECT_TIMEOUT_SECONDS = 0.3
+    served.set_mode("slow", slow_seconds=5)
+    with pytest.raises(TransientInferenceError, match="timed out"):
+        get_client("ollama").health()
+
+
+def test_nexus_health_accepts_a_service_without_a_health_route(mock_transport, settings):
+    settings.INFERENCE_SERVICE_URL = "http://nexus.test"
+    mock_transport(lambda request: httpx.Response(404))
+    get_client("nexus").health()
+
+
+# --- client selection and the shared HTTP client -----------------------------------
+
+
+def test_get_client_is_cached_per_backend(settings):
+    settings.INFERENCE_BACKEND = "openai"
+    assert get_client() is get_client("openai")
+    assert get_client("ollama") is get_client("ollama")
+    assert get_client("ollama") is not get_client("openai")
+    with pytest.raises(ImproperlyConfigured):
+        get_client("gpt-in-a-box")
+
+
+def test_http_backends_share_one_pooled_client(served):
+    get_client("ollama").complete(PROMPT)
+    get_client("openai").complete(PROMPT)
+    assert inference_http.get_http_client() is inference_http.get_http_client()
+    ports = {r["client_port"] for r in served.requests}
+    assert len(ports) == 1  # the second call reused the first call's connection
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_child_builds_its_own_client(served):
+    client = get_client("ollama")
+    client.complete(PROMPT)
+    parent_http = inference_http.get_http_client()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report and leave without running any pytest teardown
+        status = 1
+        try:
+            fresh = inference_http.get_http_client() is not parent_http
+            answered = client.complete(PROMPT).text == reply_text(PROMPT)
+            os.write(write_end, json.dumps({"fresh": fresh, "answered": answered}).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_end) as pipe:
+        report = json.loads(pipe.read() or "{}")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert report == {"fresh": True, "answered": True}
+
+    client.complete(PROMPT)
+    parent_port, child_port, parent_again = (r["client_port"] for r in served.requests)
+    assert child_port != parent_port  # the child opened its own connection
+    assert parent_again == parent_port  # and left the parent's pooled one alone
+    assert inference_http.get_http_client() is parent_http
+
+
+def test_fake_server_as_a_separate_process_is_driven_over_http(settings):
+    with FakeModelProcess() as server:
+        settings.INFERENCE_SERVICE_URL = server.url
+        server.set_mode("ok", fail_next=1, fail_mode="http_500")
+        with pytest.raises(TransientInferenceError):
+            get_client("nexus").complete(PROMPT)
+        assert get_client("nexus").complete(PROMPT).text == reply_text(PROMPT)
+        requests = server.wait_for_requests(2)
+        assert [(r["path"], r["mode"]) for r in requests] == [("/utility/complete", "http_500")] + [
+            ("/utility/complete", "ok")
+        ]
+        assert requests[1]["body"]["user"] == PROMPT
+        server.reset()
+        assert server.requests == []
+        with pytest.raises(ValueError):
+            server.set_mode("on_fire")
