@@ -356,3 +356,109 @@ def test_usage_page_in_the_admin(client, staff_user, owner, usage_data):
     assert one.status_code == 200
     assert "short one" not in one.content.decode()
     assert client.get("/admin/usage/", {"session": "nope"}).status_code == 404
+
+
+# --- export_session / import_transcript -----------------------------------------
+
+
+def export(session) -> list[dict]:
+    out = io.StringIO()
+    call_command("export_session", str(session.uuid), stdout=out)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_export_writes_a_header_and_one_line_per_episode(owner):
+    session = ChatSessionFactory(owner=owner, title="Trip plans", metadata={"lang": "en"})
+    eps = [EpisodeFactory(session=session, metadata={"n": i}) for i in range(3)]
+    header, *lines = export(session)
+    assert header["type"] == "session"
+    assert header["id"] == str(session.uuid)
+    assert (header["title"], header["owner"], header["metadata"]) == ("Trip plans", "owner", {"lang": "en"})
+    assert header["episode_count"] == 3
+    assert [line["user_input"] for line in lines] == [e.user_input for e in eps]
+    assert [line["metadata"] for line in lines] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert set(lines[0]) == {"user_input", "response", "created_at", "metadata"}
+
+
+def test_export_to_a_file_and_unknown_session(owner, tmp_path):
+    session = ChatSessionFactory(owner=owner)
+    EpisodeFactory(session=session)
+    target = tmp_path / "out.jsonl"
+    call_command("export_session", str(session.uuid), "--output", str(target), stderr=io.StringIO())
+    assert len(target.read_text().splitlines()) == 2
+    with pytest.raises(CommandError, match="No session"):
+        call_command("export_session", "00000000-0000-4000-8000-000000000000")
+
+
+def test_round_trip_keeps_every_episode_and_counts_tokens(owner, other_user, tmp_path, settings):
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9
+    source = ChatSessionFactory(owner=owner, title="Original")
+    eps = [EpisodeFactory(session=source, user_input=f"Frage {i} über Zürich?") for i in range(4)]
+    path = tmp_path / "t.jsonl"
+    call_command("export_session", str(source.uuid), "--output", str(path), stderr=io.StringIO())
+
+    out = io.StringIO()
+    call_command("import_transcript", str(path), "--owner", other_user.username, stdout=out)
+    copy = ChatSession.objects.exclude(pk=source.pk).get()
+    assert str(copy.uuid) in out.getvalue()
+    assert (copy.owner, copy.title) == (other_user, "Original")
+    copied = list(Episode.objects.for_session(copy.pk))
+    assert [(e.user_input, e.response, e.metadata, e.created_at) for e in copied] == [
+        (e.user_input, e.response, e.metadata, e.created_at) for e in eps
+    ]
+    stats = ChatSession.objects.with_stats().get(pk=copy.pk)
+    assert copy.cached_episode_count == stats.episode_count == 4
+    assert copy.cached_total_tokens == stats.total_tokens == sum(e.token_count for e in eps)
+
+
+def test_import_with_title_and_plain_episode_lines(owner, tmp_path, settings):
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"user_input": "hi", "response": "hello"}\n\n{"user_input": "and?", "response": "more"}\n')
+    call_command("import_transcript", str(path), "--owner", "owner", "--title", "Imported", stdout=io.StringIO())
+    session = ChatSession.objects.get(owner=owner)
+    assert session.title == "Imported"
+    assert list(Episode.objects.for_session(session.pk).values_list("user_input", flat=True)) == ["hi", "and?"]
+
+
+def test_bad_lines_are_reported_by_number_and_nothing_is_stored(owner, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(
+        b'{"user_input": "ok", "response": "fine"}\n'
+        b'{"user_input": "no reply"}\n'
+        b"not json\n"
+        b'{"user_input": "x", "response": 5}\n'
+        b'{"user_input": "ok", "response": "fine", "created_at": "yesterday"}\n'
+        b'\xff\xfe\n'
+        b'{"user_input": "ok", "response": "fine"}\n'
+    )
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="5 bad lines"):
+        call_command("import_transcript", str(path), "--owner", "owner", stderr=err)
+    reported = err.getvalue().splitlines()
+    assert [line.split(":")[0] for line in reported] == ["line 2", "line 3", "line 4", "line 5", "line 6"]
+    assert '"response" is missing' in reported[0]
+    assert ChatSession.objects.count() == 0
+    assert Episode.objects.count() == 0
+
+
+def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path, monkeypatch):
+    from summaries import services
+
+    calls = []
+    monkeypatch.setattr(services, "summarization_request", lambda **kw: calls.append(kw))
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        "".join(json.dumps({"user_input": f"question {i} " * 20, "response": f"answer {i} " * 30}) + "\n" for i in range(40))
+    )
+    call_command("import_transcript", str(path), "--owner", "owner", stdout=io.StringIO())
+    session = ChatSession.objects.get(owner=owner)
+    assert calls == [{"session_pk": session.pk}]
+    assert session.cached_episode_count == 40
+
+
+def test_import_unknown_owner(tmp_path, db):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"user_input": "a", "response": "b"}\n')
+    with pytest.raises(CommandError, match="No user"):
+        call_command("import_transcript", str(path), "--owner", "nobody")

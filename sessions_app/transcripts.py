@@ -1,0 +1,194 @@
+"""Sessions as JSON lines, in and out (``export_session`` / ``import_transcript``).
+
+Format (UTF-8, one JSON object per line):
+
+- an optional header, first: ``{"type": "session", "format": "nexus-transcript/1",
+  "id": uuid, "title", "owner", "created_at", "metadata", "episode_count", "total_tokens"}``;
+  an import takes the title and metadata from it and ignores the rest;
+- then one line per episode, oldest first: ``{"user_input", "response",
+  "created_at", "metadata"}``. ``user_input`` and ``response`` are required
+  strings; ``created_at`` (ISO 8601) and ``metadata`` (an object) are
+  optional; other keys are ignored. Blank lines are skipped.
+
+An export is a valid import, so a session can be copied between instances.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from rest_framework import serializers
+
+from sessions_app.api.validators import check_metadata, check_storable_text
+from sessions_app.models import ChatSession, Episode
+
+FORMAT = "nexus-transcript/1"
+
+
+# --- out -------------------------------------------------------------------------
+
+
+def session_header(session: ChatSession) -> dict[str, Any]:
+    return {
+        "type": "session",
+        "format": FORMAT,
+        "id": str(session.uuid),
+        "title": session.title,
+        "owner": session.owner.get_username(),
+        "created_at": session.created_at.isoformat(),
+        "metadata": session.metadata,
+        "episode_count": session.cached_episode_count,
+        "total_tokens": session.cached_total_tokens,
+    }
+
+
+def export_lines(session: ChatSession) -> Iterator[str]:
+    """The session as JSON lines (without newlines): header, then every
+    episode oldest first, read in chunks so a long session stays cheap."""
+    yield json.dumps(session_header(session), ensure_ascii=False)
+    episodes = (
+        Episode.objects.for_session(session.pk)
+        .values("user_input", "response", "created_at", "metadata")
+        .iterator(chunk_size=1000)
+    )
+    for row in episodes:
+        row["created_at"] = row["created_at"].isoformat()
+        yield json.dumps(row, ensure_ascii=False)
+
+
+# --- in --------------------------------------------------------------------------
+
+
+@dataclass
+class ParsedTranscript:
+    title: str = ""
+    metadata: dict = field(default_factory=dict)
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _text(obj: dict, key: str, max_chars: int) -> str:
+    if key not in obj:
+        raise ValueError(f'"{key}" is missing')
+    value = obj[key]
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string')
+    if not value.strip():
+        raise ValueError(f'"{key}" is empty')
+    if len(value) > max_chars:
+        raise ValueError(f'"{key}" is longer than {max_chars} characters')
+    try:
+        check_storable_text(value)
+    except serializers.ValidationError as exc:
+        raise ValueError(f'"{key}": {exc.detail[0]}') from None
+    return value
+
+
+def _metadata(obj: dict) -> dict:
+    value = obj.get("metadata")
+    if value is None:
+        return {}
+    try:
+        return check_metadata(value)
+    except serializers.ValidationError as exc:
+        raise ValueError(f'"metadata": {exc.detail[0]}') from None
+
+
+def _created_at(obj: dict) -> datetime | None:
+    raw = obj.get("created_at")
+    if raw is None:
+        return None
+    parsed = parse_datetime(raw) if isinstance(raw, str) else None
+    if parsed is None:
+        raise ValueError('"created_at" must be an ISO 8601 date and time')
+    return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
+
+
+def parse_transcript(lines: Iterable[bytes]) -> ParsedTranscript:
+    """Check every line; collect every problem with its line number (from 1)."""
+    max_chars = getattr(settings, "EPISODE_MAX_CHARS", 100_000)
+    result = ParsedTranscript()
+    seen_content = False
+    for number, raw in enumerate(lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            result.errors.append((number, "not valid UTF-8"))
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            result.errors.append((number, f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            result.errors.append((number, "not a JSON object"))
+            continue
+        kind = obj.get("type", "episode")
+        if kind == "session" and not seen_content:
+            seen_content = True
+            title = obj.get("title") or ""
+            result.title = title if isinstance(title, str) else ""
+            try:
+                result.metadata = _metadata(obj)
+            except ValueError as exc:
+                result.errors.append((number, str(exc)))
+            continue
+        seen_content = True
+        if kind != "episode":
+            result.errors.append((number, f'unexpected "type": {kind!r}'))
+            continue
+        try:
+            result.episodes.append(
+                {
+                    "user_input": _text(obj, "user_input", max_chars),
+                    "response": _text(obj, "response", max_chars),
+                    "metadata": _metadata(obj),
+                    "created_at": _created_at(obj),
+                }
+            )
+        except ValueError as exc:
+            result.errors.append((number, str(exc)))
+    return result
+
+
+def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | None = None) -> ChatSession:
+    """Store a checked transcript as a new session, all or nothing.
+
+    The episodes go through ``episodes_bulk_create`` (counters in the same
+    transaction, ids in order, one summarization request for the whole
+    batch after commit), so a long transcript is summarized in the
+    background exactly like live traffic. Original timestamps are kept.
+    """
+    from sessions_app.services import episodes_bulk_create, session_create
+
+    if transcript.errors:
+        raise ValueError("the transcript has bad lines")
+    with transaction.atomic():
+        session = session_create(
+            owner=owner,
+            title=(title if title is not None else transcript.title)[:200],
+            metadata=transcript.metadata,
+        )
+        items = [
+            {"user_input": e["user_input"], "response": e["response"], "metadata": e["metadata"]}
+            for e in transcript.episodes
+        ]
+        created = episodes_bulk_create(session=session, items=items) if items else []
+        dated = []
+        for episode, source in zip(created, transcript.episodes, strict=True):
+            if source["created_at"] is not None:
+                episode.created_at = source["created_at"]
+                dated.append(episode)
+        if dated:
+            Episode.objects.bulk_update(dated, ["created_at"], batch_size=1000)
+    return session
