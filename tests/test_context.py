@@ -291,3 +291,90 @@ def test_short_session_needs_one_query():
     with CaptureQueriesContext(connection) as ctx:
         build_context(session=session, question="q")
     assert len(ctx.captured_queries) == 1
+
+
+# --- endpoint ---------------------------------------------------------------
+
+
+def context_url(session) -> str:
+    return f"/api/sessions/{session.uuid}/context/"
+
+
+@pytest.fixture
+def owned(owner):
+    session = ChatSessionFactory(owner=owner)
+    episodes = make_episodes(session, 12)
+    summary_for(session, episodes[0], episodes[3], "Early summary.")
+    session.refresh_from_db()  # the counters the write path kept
+    return session
+
+
+def test_endpoint_returns_the_context(api_client, owned):
+    response = api_client.get(context_url(owned), {"question": "What now?", "budget": 5000})
+    assert response.status_code == 200
+    body = response.json()
+    expected = build_context(session=owned, question="What now?", budget=5000)
+    assert body == expected.as_dict()
+    assert set(body) >= {"prompt", "token_count", "full_history_tokens", "summaries", "recent", "digest", "omitted"}
+    assert body["prompt"].startswith("User Question: What now?\n\nConversation Summary (earlier context):")
+
+
+def test_endpoint_without_question_or_budget(api_client, owned):
+    body = api_client.get(context_url(owned)).json()
+    assert body["prompt"].startswith("User Question: \n\n")
+    assert body["budget"] is None
+    assert body["omitted"] == {"summaries": [], "digest": []}
+
+
+def test_endpoint_budget_reports_omitted(api_client, owned):
+    full = api_client.get(context_url(owned)).json()
+    body = api_client.get(context_url(owned), {"budget": full["token_count"] - 1}).json()
+    assert body["omitted"]["summaries"] == full["summaries"]
+    assert body["summaries"] == []
+
+
+def test_endpoint_other_user_gets_404(other_client, owned):
+    assert other_client.get(context_url(owned)).status_code == 404
+
+
+def test_endpoint_staff_sees_any_session(staff_client, owned):
+    response = staff_client.get(context_url(owned))
+    assert response.status_code == 200
+    assert len(response.json()["recent"]) == 8
+
+
+def test_endpoint_anonymous_refused(anon_client, owned):
+    assert anon_client.get(context_url(owned)).status_code in (401, 403)
+
+
+def test_endpoint_unknown_uuid_404(api_client):
+    assert api_client.get("/api/sessions/00000000-0000-0000-0000-000000000000/context/").status_code == 404
+    assert api_client.get("/api/sessions/nope/context/").status_code == 404
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "1000001", "abc", "1.5", "99999999999999999999"])
+def test_endpoint_bad_budget_is_400_naming_it(api_client, owned, budget):
+    response = api_client.get(context_url(owned), {"budget": budget})
+    assert response.status_code == 400
+    assert list(response.json()) == ["budget"]
+
+
+def test_endpoint_question_length_limit(api_client, owned, settings):
+    settings.EPISODE_MAX_CHARS = 20
+    response = api_client.get(context_url(owned), {"question": "x" * 21})
+    assert response.status_code == 400
+    assert list(response.json()) == ["question"]
+    assert api_client.get(context_url(owned), {"question": "x" * 20}).status_code == 200
+
+
+def test_endpoint_query_count_is_constant(staff_client):
+    counts = []
+    for size in (20, 5_000):
+        session = _shaped_session(size)
+        with CaptureQueriesContext(connection) as ctx:
+            response = staff_client.get(context_url(session), {"question": "q"})
+        assert response.status_code == 200
+        assert len(response.json()["digest"]) == 3
+        counts.append(len(ctx.captured_queries))
+    # The session lookup, then the builder's three reads.
+    assert counts == [4, 4]
