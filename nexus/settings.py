@@ -179,6 +179,9 @@ API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
 API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)
+# Largest request body read into memory (a bulk write of API_BULK_MAX_EPISODES
+# episodes has to fit); a larger one is answered 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Nexus API",
     "DESCRIPTION": "Rolling conversation memory for LLM chat applications.",
@@ -198,6 +201,19 @@ SUMMARY_TEMPERATURE = env_float("SUMMARY_TEMPERATURE", 0.2, minimum=0.0, maximum
 SUMMARY_GEN_MAX_TOKENS = env_int("SUMMARY_GEN_MAX_TOKENS", 500, minimum=1)
 SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
 CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
+# How the background runs behave (not seed settings). A run holds a per-session
+# lease; it must outlive one model call, or another worker could take over
+# while the first is still waiting on the model.
+SUMMARY_LEASE_SECONDS = env_int("SUMMARY_LEASE_SECONDS", 180, minimum=5)
+SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5, minimum=0)
+# Kept below the Redis visibility timeout: a countdown longer than that would
+# be delivered a second time while it waits.
+SUMMARY_RETRY_BACKOFF_MAX = env_int("SUMMARY_RETRY_BACKOFF_MAX", 120, minimum=1)
+# A failed session is tried again by the sweep (or a new write) after this long.
+SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimum=0)
+# A session queued longer than this lost its message (broker restart): re-enqueue.
+SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
+SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
 
 # --- Inference --------------------------------------------------------------
 
@@ -242,6 +258,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 # Worker logs go through LOGGING above (LOG_FORMAT=json included), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# The sweep finds sessions whose trigger was lost (broker outage, lost message,
+# failed run due for another try).
+CELERY_BEAT_SCHEDULE = {
+    "summaries-sweep": {
+        "task": "summaries.tasks.sweep_pending_summaries",
+        "schedule": float(SUMMARY_SWEEP_SECONDS),
+    },
+}
 
 # --- Logging ----------------------------------------------------------------
 

@@ -1,0 +1,19 @@
+"""Signal receivers: they only trigger; the logic lives in summaries.services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessions_app.models import Episode
+from summaries.services import summarization_request
+
+
+def episode_saved(sender: type[Episode], instance: Episode, created: bool, raw: bool = False, **kwargs: Any) -> None:
+    """A new episode may make its session due for a summary.
+
+    Fixture loading (``raw``) and edits trigger nothing. No query here: the
+    gate runs after commit, once per session per transaction.
+    """
+    if raw or not created:
+        return
+    summarization_request(session_pk=instance.session_id)

@@ -1,0 +1,87 @@
+"""Celery tasks: thin wrappers that take primary keys and call the runner.
+
+``acks_late`` (with the project's ``reject_on_worker_lost``) means a task
+whose worker child dies is delivered again with the same task id; the
+runner's lease lets that same id take over at once, and its idempotent,
+optimistic writes make the repeat harmless. Transient model errors are
+retried with exponential backoff and jitter; permanent ones are not.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from celery import Task, shared_task
+from django.conf import settings
+
+from summaries import runner
+from summaries.inference import TransientInferenceError
+
+logger = logging.getLogger("nexus.summarization")
+
+_RETRYING = {
+    "acks_late": True,
+    "autoretry_for": (TransientInferenceError,),
+    "retry_backoff": True,
+    "retry_backoff_max": settings.SUMMARY_RETRY_BACKOFF_MAX,
+    "retry_jitter": True,
+    "max_retries": settings.SUMMARY_MAX_RETRIES,
+}
+
+
+def _owner(task: Task) -> str:
+    # The task id survives redelivery and retries, so it names the lease holder.
+    return task.request.id or f"local-{uuid.uuid4()}"
+
+
+def _eager_safe(task: Task, call) -> runner.RunResult | None:  # type: ignore[no-untyped-def]
+    """Run ``call``; in eager mode (no broker) a transient failure is recorded
+    on the state row and not retried in-process, where the backoff would
+    block the web request that triggered it. The sweep tries again later."""
+    if not task.request.is_eager:
+        return call()
+    try:
+        return call()
+    except TransientInferenceError:
+        logger.info("transient failure in eager mode; left for the sweep", exc_info=True)
+        return None
+
+
+@shared_task(bind=True, name="summaries.tasks.summarize_session", **_RETRYING)
+def summarize_session(self: Task, session_pk: int, force: bool = False) -> str | None:
+    """Bring one session's summaries up to date; a no-op when another run holds it."""
+    result = _eager_safe(
+        self, lambda: runner.run_session(session_pk=session_pk, owner=_owner(self), force=force)
+    )
+    return result.outcome.value if result else None
+
+
+@shared_task(bind=True, name="summaries.tasks.regenerate_summary", **_RETRYING)
+def regenerate_summary(self: Task, summary_pk: int, actor_pk: int | None = None) -> str | None:
+    """Re-summarize exactly one row's range. When the session is busy, try again shortly."""
+    result = _eager_safe(
+        self, lambda: runner.regenerate_row(summary_pk=summary_pk, owner=_owner(self), actor_pk=actor_pk)
+    )
+    if result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
+        raise self.retry(countdown=5, max_retries=60)
+    return result.outcome.value if result else None
+
+
+@shared_task(bind=True, name="summaries.tasks.rebuild_session", **_RETRYING)
+def rebuild_session(self: Task, session_pk: int, actor_pk: int | None = None) -> str | None:
+    """Rebuild one session's chain around its curated rows. When busy, try again shortly."""
+    result = _eager_safe(
+        self, lambda: runner.rebuild_chain(session_pk=session_pk, owner=_owner(self), actor_pk=actor_pk)
+    )
+    if result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
+        raise self.retry(countdown=5, max_retries=60)
+    return result.outcome.value if result else None
+
+
+@shared_task(name="summaries.tasks.sweep_pending_summaries", acks_late=True)
+def sweep_pending_summaries() -> int:
+    """Enqueue every session with pending work (the beat schedule runs this)."""
+    from summaries.services import sweep_pending
+
+    return len(sweep_pending())
