@@ -1,22 +1,36 @@
 """API error responses.
 
-DRF already answers its own exceptions and ``Http404``; this handler adds
-Django's ``ValidationError`` (raised by services and ``check_*`` functions)
-as a 400 whose body names the fields, like a serializer error.
+DRF already answers its own exceptions and ``Http404``; this handler adds:
+
+- Django's ``ValidationError`` (raised by services and ``check_*``
+  functions) as a 400 whose body names the fields, like a serializer error;
+- a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413;
+- JSON nested too deeply for the parser as a 400 like any malformed body.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "Request body too large."
+    default_code = "payload_too_large"
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)
+    elif isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+    elif isinstance(exc, RecursionError):
+        exc = exceptions.ParseError("JSON parse error - nested too deeply.")
     return drf_exception_handler(exc, context)

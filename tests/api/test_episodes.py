@@ -291,3 +291,16 @@ def test_isolation(api_client, other_client, staff_client, anon_client, session,
 def test_unknown_session_is_404(api_client, tail):
     assert api_client.get(f"/api/sessions/not-a-uuid/{tail}").status_code == 404
     assert api_client.get(f"/api/sessions/00000000-0000-0000-0000-000000000000/{tail}").status_code == 404
+
+
+def test_body_over_the_upload_limit_is_413(api_client, session, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    response = api_client.post(url(session), items(100), format="json")
+    assert response.status_code == 413
+    assert not Episode.objects.exists()
+
+
+def test_deeply_nested_json_is_400(api_client, session):
+    body = '{"user_input": "q", "response": "a", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    response = api_client.post(url(session), data=body, content_type="application/json")
+    assert response.status_code == 400
