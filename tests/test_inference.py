@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -52,7 +53,7 @@ def served(fake_model: FakeModelServer, settings) -> FakeModelServer:
 
 
 @pytest.fixture
-def mock_transport(monkeypatch) -> Callable[[Callable[[httpx.Request], httpx.Response]], None]:
+def mock_transport(monkeypatch) -> Iterator[Callable[[Callable[[httpx.Request], httpx.Response]], None]]:
     """Swap the shared client for one answering from a function, for reply
     shapes the fake server never sends."""
 
@@ -363,6 +364,14 @@ def test_status_codes_are_sorted(mock_transport, settings, status, error):
     mock_transport(lambda request: httpx.Response(status, text="nope"))
     with pytest.raises(error):
         get_client("openai").complete(PROMPT)
+
+
+def test_errors_survive_pickling_with_their_details():
+    """Celery's prefork pool pickles a failed task's exception to the parent."""
+    error = TransientInferenceError("HTTP 429", backend="openai", status_code=429, retry_after=2.5)
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is TransientInferenceError
+    assert (str(copy), copy.status_code, copy.retry_after, copy.transient) == (str(error), 429, 2.5, True)
 
 
 def test_every_inference_error_has_a_transient_flag():

@@ -65,6 +65,16 @@ class InferenceError(Exception):
         prefix = f"{self.backend}: " if self.backend else ""
         return f"{prefix}{self.message}"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Celery's prefork pool pickles a task's exception back to the parent;
+        # the default reduce would drop the keyword-only fields.
+        state = {"backend": self.backend, "status_code": self.status_code, "retry_after": self.retry_after}
+        return (_rebuild_error, (type(self), self.message, state))
+
+
+def _rebuild_error(cls: type[InferenceError], message: str, state: dict[str, object]) -> InferenceError:
+    return cls(message, **state)  # type: ignore[arg-type]
+
 
 class TransientInferenceError(InferenceError):
     """Timeouts, connection errors, 429 and 5xx: retry with backoff."""
