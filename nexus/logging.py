@@ -25,7 +25,7 @@ _RECORD_ATTRS = frozenset(
 
 # Field names that hold user text.
 CONTENT_FIELDS = frozenset(
-    {"user_input", "response", "content", "prompt", "question", "reply", "messages", "text", "completion"}
+    {"user_input", "response", "content", "prompt", "question", "reply", "answer", "messages", "text", "completion"}
 )
 REDACTED = "[redacted]"
 
