@@ -201,6 +201,8 @@ SUMMARY_TEMPERATURE = env_float("SUMMARY_TEMPERATURE", 0.2, minimum=0.0, maximum
 SUMMARY_GEN_MAX_TOKENS = env_int("SUMMARY_GEN_MAX_TOKENS", 500, minimum=1)
 SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
 CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
+# Summary rows read into one context at most (newest first); older ones are reported as left out.
+CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # How the background runs behave (not seed settings). A run holds a per-session
 # lease; it must outlive one model call, or another worker could take over
 # while the first is still waiting on the model.

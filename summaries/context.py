@@ -22,8 +22,10 @@ covers yet (summarization runs behind the writes) still get the seed's digest,
 so no exchange silently vanishes from the context.
 
 Cost does not grow with the session: the recent episodes are one index probe
-(``ORDER BY id DESC LIMIT 8``), the summary chain one query, and the digest
-reads only the few uncovered episodes it actually quotes.
+(``ORDER BY id DESC LIMIT 8``), the summary chain one query for at most
+``CONTEXT_MAX_SUMMARIES`` rows (newest first; a chain longer than that is
+reported as left out, it is not read), and the digest reads only the few
+uncovered episodes it actually quotes.
 """
 
 from __future__ import annotations
@@ -76,9 +78,12 @@ class ContextResult:
 
     ``summaries``, ``recent`` and ``digest`` hold the ids of the summary rows,
     the episodes quoted in full and the episodes quoted by the digest.
-    ``omitted`` lists what the budget left out: ``{"summaries": [ids],
-    "digest": [episode ids]}``. ``full_history_tokens`` is what the prompt
-    would cost with every episode in full.
+    ``omitted`` lists what was left out: ``{"summaries": [ids], "digest":
+    [episode ids], "summaries_before_episode": id | None}``; the last is set
+    when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that the
+    rows covering episodes before that id were not even read.
+    ``full_history_tokens`` is what the prompt would cost with every episode
+    in full.
     """
 
     prompt: str
@@ -87,7 +92,9 @@ class ContextResult:
     summaries: list[int] = field(default_factory=list)
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
-    omitted: dict[str, list[int]] = field(default_factory=lambda: {"summaries": [], "digest": []})
+    omitted: dict[str, Any] = field(
+        default_factory=lambda: {"summaries": [], "digest": [], "summaries_before_episode": None}
+    )
     budget: int | None = None
 
     @property
@@ -102,7 +109,7 @@ class ContextResult:
             "summaries": list(self.summaries),
             "recent": list(self.recent),
             "digest": list(self.digest),
-            "omitted": {key: list(ids) for key, ids in self.omitted.items()},
+            "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "budget": self.budget,
             "within_budget": self.within_budget,
         }
@@ -149,8 +156,10 @@ def _recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
     return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
 
 
-def _summary_chain(session_pk: int, before_episode_id: int | None) -> list[SummaryPart]:
-    """Rows that cover at least one episode older than the recent window, oldest first.
+def _summary_chain(session_pk: int, before_episode_id: int | None, limit: int) -> list[SummaryPart]:
+    """The newest ``limit`` rows that cover at least one episode older than
+    the recent window, oldest first (read newest first on the
+    ``(session, last_episode_id)`` index, so a long chain costs no more).
 
     A row lying wholly inside the recent window adds nothing the full
     episodes do not already say, so it is left out.
@@ -158,10 +167,10 @@ def _summary_chain(session_pk: int, before_episode_id: int | None) -> list[Summa
     qs = Summary.objects.filter(session_id=session_pk)
     if before_episode_id is not None:
         qs = qs.filter(first_episode_id__lt=before_episode_id)
-    rows = qs.order_by("first_episode_id", "pk").values_list(
+    rows = qs.order_by("-last_episode_id", "-pk").values_list(
         "pk", "content", "first_episode_id", "last_episode_id"
-    )
-    return [SummaryPart(*row) for row in rows]
+    )[:limit]
+    return [SummaryPart(*row) for row in reversed(list(rows))]
 
 
 def _uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
@@ -178,8 +187,9 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     """Assemble the prompt for the next reply to ``question`` in ``session``.
 
     At most three queries whatever the session's length: the last
-    ``CONTEXT_RECENT_EPISODES`` episodes, the summary rows older than them,
-    and the first few episodes no row covers yet (only when there can be any).
+    ``CONTEXT_RECENT_EPISODES`` episodes, the newest ``CONTEXT_MAX_SUMMARIES``
+    summary rows older than them, and the first few episodes no row covers
+    yet (only when there can be any).
 
     Under ``budget`` (tokens), the oldest summary rows are left out first,
     then the digest; the question and the recent episodes always stay, so a
@@ -187,7 +197,9 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     (``within_budget`` is then false).
     """
     window = settings.CONTEXT_RECENT_EPISODES
+    max_summaries = settings.CONTEXT_MAX_SUMMARIES
     recent = _recent_exchanges(session.pk, window)
+    not_read: SummaryPart | None = None
     # With a window of 0 every episode is "older"; with a short session the
     # window holds everything and nothing older can exist.
     if window > 0 and len(recent) < window:
@@ -195,13 +207,16 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         uncovered: list[Exchange] = []
     else:
         window_start = recent[0].id if recent else None
-        chain = _summary_chain(session.pk, window_start)
+        # One row more than used tells whether older rows exist beyond the cap.
+        chain = _summary_chain(session.pk, window_start, max_summaries + 1)
+        if len(chain) > max_summaries:
+            not_read, chain = chain[0], chain[1:]
         covered_until = max((part.last_episode_id for part in chain), default=0)
         if window_start is not None and covered_until >= window_start - 1:
             uncovered = []
         else:
             uncovered = _uncovered_exchanges(session.pk, covered_until, window_start)
-    has_earlier = bool(chain or uncovered)
+    has_earlier = bool(chain or uncovered or not_read)
 
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     # Candidates for the summary section, oldest first: the order the budget drops them in.
@@ -227,9 +242,11 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     kept_set = set(kept_summary_ids)
     digest_kept = any(kind == "digest" for kind, _, _ in kept)
     digest_ids = [ex.id for ex in uncovered]
-    omitted = {
-        "summaries": [part.id for part in chain if part.id not in kept_set],
+    omitted: dict[str, Any] = {
+        "summaries": ([not_read.id] if not_read else []) + [part.id for part in chain if part.id not in kept_set],
         "digest": [] if digest_kept else digest_ids,
+        # Rows older than ``not_read`` were not read at all; this bounds them.
+        "summaries_before_episode": not_read.last_episode_id + 1 if not_read else None,
     }
     return ContextResult(
         prompt=prompt,

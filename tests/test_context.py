@@ -11,6 +11,7 @@ from sessions_app.models import ChatSession, Episode
 from sessions_app.tokens import count_episode_tokens, count_tokens
 from summaries.context import INSTRUCTIONS, build_context, full_history_tokens
 from summaries.digest import extractive_digest
+from summaries.models import Summary
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
@@ -189,7 +190,7 @@ def test_budget_drops_the_oldest_summary_first(chained_session):
     assert full.digest == [e.pk for e in episodes[12:15]]
 
     result = build_context(session=session, question="q", budget=full.token_count - 1)
-    assert result.omitted == {"summaries": [rows[0].pk], "digest": []}
+    assert result.omitted == {"summaries": [rows[0].pk], "digest": [], "summaries_before_episode": None}
     assert result.summaries == [rows[1].pk, rows[2].pk]
     assert result.digest == full.digest
     assert "Oldest summary." not in result.prompt
@@ -208,11 +209,15 @@ def test_budget_drops_the_digest_after_every_summary(chained_session):
 
     result = build_context(session=session, question="q", budget=count_tokens(digest_only))
     assert result.prompt == digest_only
-    assert result.omitted == {"summaries": [r.pk for r in rows], "digest": []}
+    assert result.omitted == {"summaries": [r.pk for r in rows], "digest": [], "summaries_before_episode": None}
     assert result.digest == [e.pk for e in episodes[12:15]]
 
     tight = build_context(session=session, question="q", budget=result.token_count - 1)
-    assert tight.omitted == {"summaries": [r.pk for r in rows], "digest": [e.pk for e in episodes[12:15]]}
+    assert tight.omitted == {
+        "summaries": [r.pk for r in rows],
+        "digest": [e.pk for e in episodes[12:15]],
+        "summaries_before_episode": None,
+    }
     assert tight.summaries == tight.digest == []
     assert "Conversation Summary" not in tight.prompt
     assert tight.prompt.startswith("User Question: q\n\nRecent conversation details:\nQ1: Question 16?")
@@ -234,8 +239,22 @@ def test_budget_never_drops_the_question_or_recent_episodes(chained_session):
 def test_budget_large_enough_leaves_nothing_out(chained_session):
     session, _, rows = chained_session
     result = build_context(session=session, question="q", budget=1_000_000)
-    assert result.omitted == {"summaries": [], "digest": []}
+    assert result.omitted == {"summaries": [], "digest": [], "summaries_before_episode": None}
     assert result.summaries == [r.pk for r in rows]
+
+
+def test_a_chain_longer_than_the_cap_is_reported_not_read(chained_session, settings):
+    session, episodes, rows = chained_session
+    settings.CONTEXT_MAX_SUMMARIES = 2
+    result = build_context(session=session, question="q")
+    assert result.summaries == [rows[1].pk, rows[2].pk]
+    assert result.omitted["summaries"] == [rows[0].pk]
+    assert result.omitted["summaries_before_episode"] == rows[0].last_episode_id + 1
+    assert "Oldest summary." not in result.prompt
+    assert result.digest == [e.pk for e in episodes[12:15]]
+
+    squeezed = build_context(session=session, question="q", budget=result.token_count - 1)
+    assert squeezed.omitted["summaries"] == [rows[0].pk, rows[1].pk]
 
 
 # --- cost -------------------------------------------------------------------
@@ -261,14 +280,19 @@ def _shaped_session(n: int) -> ChatSession:
     episodes = Episode.objects.filter(session=session)
     first = episodes.order_by("pk").values_list("pk", flat=True)[0]
     last = episodes.order_by("-pk").values_list("pk", flat=True)[11]
-    middle = (first + last) // 2
-    SummaryFactory(session=session, first_episode_id=first, last_episode_id=middle)
-    SummaryFactory(session=session, first_episode_id=middle + 1, last_episode_id=last)
+    # A chain of rows tiling the older part: 2 rows for a short session, many for a long one.
+    rows = max(2, (n - 11) // 2_000)
+    step = (last - first + 1) // rows
+    bounds = [first + i * step for i in range(rows)] + [last + 1]
+    Summary.objects.bulk_create(
+        Summary(session=session, content=f"Part {i}.", token_count=3, first_episode_id=lo, last_episode_id=hi - 1)
+        for i, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False))
+    )
     session.refresh_from_db()
     return session
 
 
-def test_query_count_does_not_grow_with_the_session():
+def test_query_count_does_not_grow_with_the_session(settings):
     small = _shaped_session(20)
     large = _shaped_session(100_000)
     counts = []
@@ -278,8 +302,10 @@ def test_query_count_does_not_grow_with_the_session():
             results.append(build_context(session=session, question="q", budget=10_000))
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1] == 3
+    assert len(results[0].summaries) == 2
+    assert len(results[1].summaries) == settings.CONTEXT_MAX_SUMMARIES
+    assert results[1].omitted["summaries_before_episode"] is not None
     for result in results:
-        assert len(result.summaries) == 2
         assert len(result.recent) == 8
         assert len(result.digest) == 3
     assert results[1].full_history_tokens > results[0].full_history_tokens * 1000
@@ -323,7 +349,7 @@ def test_endpoint_without_question_or_budget(api_client, owned):
     body = api_client.get(context_url(owned)).json()
     assert body["prompt"].startswith("User Question: \n\n")
     assert body["budget"] is None
-    assert body["omitted"] == {"summaries": [], "digest": []}
+    assert body["omitted"] == {"summaries": [], "digest": [], "summaries_before_episode": None}
 
 
 def test_endpoint_budget_reports_omitted(api_client, owned):

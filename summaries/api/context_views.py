@@ -130,6 +130,11 @@ class ContextQuerySerializer(serializers.Serializer):
 class OmittedSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
     digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
+    summaries_before_episode = serializers.IntegerField(
+        allow_null=True,
+        help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "
+        "episodes before this id were left out without being read.",
+    )
 
 
 class ContextSerializer(serializers.Serializer):
