@@ -15,5 +15,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("sessions_app.api.urls")),
+    path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
 ]
