@@ -65,10 +65,10 @@ class SummaryAdmin(admin.ModelAdmin):
         (None, {"fields": ("session_link", "episode_range", "content", "token_count", ("curated", "curated_by"))}),
         (
             "Model call",
-            {"fields": ("model", ("prompt_tokens", "completion_tokens"), "duration_ms", "truncated_chars")},
+            {"fields": ("model", ("prompt_tokens", "completion_tokens"), "duration", "truncated_chars")},
         ),
-        ("Episodes covered", {"fields": ("covered_episodes",)}),
-        (None, {"fields": (("created_at", "updated_at"),)}),
+        ("Coverage", {"fields": ("covered_episodes",)}),
+        ("Timestamps", {"fields": (("created_at", "updated_at"),)}),
     )
     readonly_fields = (
         "session_link",
@@ -79,7 +79,7 @@ class SummaryAdmin(admin.ModelAdmin):
         "model",
         "prompt_tokens",
         "completion_tokens",
-        "duration_ms",
+        "duration",
         "truncated_chars",
         "covered_episodes",
         "created_at",
@@ -115,6 +115,10 @@ class SummaryAdmin(admin.ModelAdmin):
     @admin.display(description="episode range")
     def episode_range(self, obj: Summary) -> str:
         return obj.episode_range
+
+    @admin.display(description="duration")
+    def duration(self, obj: Summary) -> str:
+        return f"{obj.duration_ms} ms"
 
     @admin.display(description="episodes covered")
     def covered_episodes(self, obj: Summary) -> str:
