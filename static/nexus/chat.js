@@ -109,9 +109,6 @@
   }
 
   async function errorMessage(response) {
-    if (response.status === 404) {
-      return "This session no longer exists.";
-    }
     if (response.status === 401 || response.status === 403) {
       var detail = await readDetail(response);
       return detail || "You are signed out. Sign in again to continue.";
@@ -119,22 +116,29 @@
     return (await readDetail(response)) || "The server answered " + response.status + ".";
   }
 
+  /* The message of an error answer: JSON ({"detail": ...} or field errors)
+     or, when the chat endpoint answered in its event-stream format, the
+     first event's "error". */
   async function readDetail(response) {
+    var text = "";
     try {
-      var data = await response.json();
-      if (data && typeof data === "object") {
-        if (typeof data.detail === "string") return data.detail;
-        if (typeof data.error === "string") return data.error;
-        var first = Object.keys(data)[0];
-        if (first !== undefined) {
-          var value = data[first];
-          return first + ": " + (Array.isArray(value) ? value.join(" ") : String(value));
-        }
-      }
+      text = await response.text();
     } catch (err) {
-      /* not JSON */
+      return "";
     }
-    return "";
+    var data = null;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      data = parseEvent(text.replace(/\r\n/g, "\n").split("\n\n")[0]);
+    }
+    if (!data || typeof data !== "object") return "";
+    if (typeof data.detail === "string") return data.detail;
+    if (typeof data.error === "string") return data.error;
+    var first = Object.keys(data)[0];
+    if (first === undefined) return "";
+    var value = data[first];
+    return first + ": " + (Array.isArray(value) ? value.join(" ") : String(value));
   }
 
   function make(tag, className, text) {
@@ -335,6 +339,10 @@
     el.send.disabled = true;
     el.send.textContent = "Sending…";
     var turn = new Turn(text);
+    // Keep an eye on the summarization state while the turn runs: a summary
+    // can be queued (or, without a broker, run) before the reply is closed.
+    state.fastPollUntil = Infinity;
+    schedulePoll(FAST_POLL_MS);
 
     try {
       var response;
@@ -352,10 +360,10 @@
 
       if (!response.ok) {
         var message = await errorMessage(response);
-        turn.fail(message);
-        if (response.status === 404) {
-          sessionGone();
+        if (response.status === 404 && (await confirmGone())) {
+          turn.fail("This session no longer exists.");
         } else {
+          turn.fail(message);
           restoreDraft(text);
         }
         return;
@@ -386,6 +394,7 @@
         schedulePoll(0);
       }
     } finally {
+      if (state.fastPollUntil === Infinity) state.fastPollUntil = Date.now() + FAST_WINDOW_MS;
       state.sending = false;
       el.composer.classList.remove("is-busy");
       el.send.textContent = "Send";
@@ -459,10 +468,7 @@
       applyStatus(status);
       if (ACTIVE_STATES[status.state] || Date.now() < state.fastPollUntil) next = FAST_POLL_MS;
     } catch (err) {
-      if (err.status === 404) {
-        sessionGone();
-        return;
-      }
+      if (err.status === 404 && (await confirmGone())) return;
       el.statusLine.textContent = "Could not read the summarization state: " + err.message;
       next = 5000;
     }
@@ -561,7 +567,7 @@
     try {
       rows = await fetchAll(urls.summaries);
     } catch (err) {
-      if (err.status === 404) sessionGone();
+      if (err.status === 404) confirmGone();
       return;
     }
     rows.sort(function (a, b) {
@@ -663,9 +669,7 @@
       state.hasEarlier = Boolean(state.earlierUrl) && rows.length > 0;
       updateEmptyState();
     } catch (err) {
-      if (err.status === 404) {
-        sessionGone();
-      } else {
+      if (!(err.status === 404 && (await confirmGone()))) {
         el.loadEarlier.textContent = "Could not load earlier messages. Try again";
         el.loadEarlier.disabled = false;
         state.loadingEarlier = false;
@@ -693,9 +697,10 @@
       el.contextState.textContent = "";
     } catch (err) {
       el.contextResult.hidden = true;
-      el.contextState.textContent =
-        err.status === 404 ? "This session no longer exists." : "Could not build the context: " + err.message;
-      if (err.status === 404) sessionGone();
+      var gone = err.status === 404 && (await confirmGone());
+      el.contextState.textContent = gone
+        ? "This session no longer exists."
+        : "Could not build the context: " + err.message;
     } finally {
       el.contextResult.removeAttribute("aria-busy");
     }
@@ -708,33 +713,13 @@
   }
 
   function describeOmitted(omitted) {
-    if (!omitted) return "";
-    if (Array.isArray(omitted)) {
-      if (!omitted.length) return "";
-      var labels = omitted.map(function (item) {
-        if (item && typeof item === "object") {
-          if (item.episode_range) return "summary of episodes " + String(item.episode_range).replace("-", "–");
-          if (item.first_episode_id !== undefined) {
-            return "summary of episodes " + item.first_episode_id + "–" + item.last_episode_id;
-          }
-          if (item.id !== undefined) return (item.kind ? item.kind + " " : "") + "#" + item.id;
-          return JSON.stringify(item);
-        }
-        return "#" + item;
-      });
-      return "Left out to stay within the budget: " + labels.join(", ") + ".";
-    }
-    if (typeof omitted === "object") {
-      var parts = Object.keys(omitted)
-        .filter(function (key) {
-          return countOf(omitted[key]) > 0;
-        })
-        .map(function (key) {
-          return plural(countOf(omitted[key]), key.replace(/_/g, " "), key.replace(/_/g, " "));
-        });
-      return parts.length ? "Left out to stay within the budget: " + parts.join(", ") + "." : "";
-    }
-    return "Left out to stay within the budget: " + String(omitted);
+    if (!omitted || typeof omitted !== "object") return "";
+    var parts = [];
+    var summaries = countOf(omitted.summaries);
+    var digest = countOf(omitted.digest);
+    if (summaries) parts.push(plural(summaries, "summary", "summaries"));
+    if (digest) parts.push(plural(digest, "older episode", "older episodes") + " from the digest");
+    return parts.length ? "Left out to stay within the token budget: " + parts.join(" and ") + "." : "";
   }
 
   function renderContext(data) {
@@ -791,6 +776,21 @@
   });
 
   /* ------------------------------------------------------- session gone */
+
+  /* A 404 from a sub-resource means the session is gone only if the
+     session itself answers 404 as well. */
+  async function confirmGone() {
+    try {
+      await getJson(urls.session);
+      return false;
+    } catch (err) {
+      if (err.status === 404) {
+        sessionGone();
+        return true;
+      }
+      return false;
+    }
+  }
 
   function sessionGone() {
     if (state.sessionGone) return;
