@@ -172,6 +172,8 @@ class FakeModelState:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Many workers connecting at once must not overflow the default backlog of 5.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], state: FakeModelState) -> None:
         self.state = state
@@ -463,6 +465,8 @@ class FakeModelServer:
         return self.state.snapshot()
 
     def set_mode(self, mode: str = "ok", **options: Any) -> None:
+        """Replace the behaviour (see the module docstring). Requests already
+        waiting in ``slow`` or ``latency`` are released and answered at once."""
         self.state.set_behaviour(Behaviour.build(mode, **options))
 
     def reset(self) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -518,3 +519,22 @@ def test_fake_server_as_a_separate_process_is_driven_over_http(settings):
         assert server.requests == []
         with pytest.raises(ValueError):
             server.set_mode("on_fire")
+
+        url = server.url
+        server.stop()
+        with pytest.raises(TransientInferenceError, match="connection to"):
+            get_client("nexus").complete(PROMPT)
+        server.restart()
+        assert server.url == url
+        assert get_client("nexus").complete(PROMPT).text == reply_text(PROMPT)
+
+
+def test_concurrent_calls_share_the_pool_and_are_all_recorded(served):
+    prompts = [fresh_prompt(format_exchanges([(f"Question {i}?", f"Answer {i}.")])) for i in range(24)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        texts = list(pool.map(lambda p: get_client("openai").complete(p).text, prompts))
+    assert texts == [reply_text(p) for p in prompts]
+    sent = sorted(r["body"]["messages"][0]["content"] for r in served.requests)
+    assert sent == sorted(prompts)
+    # Eight threads need at most eight connections: the rest were reused.
+    assert len({r["client_port"] for r in served.requests}) <= 8
