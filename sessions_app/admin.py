@@ -22,6 +22,7 @@ from django.utils.translation import ngettext
 
 from sessions_app.admin_filters import ActivityFilter, OwnerFilter, SessionFilter
 from sessions_app.models import ChatSession, Episode
+from summaries import services
 from summaries.models import SummarizationState, Summary
 
 PREVIEW_CHARS = 80
@@ -166,8 +167,6 @@ class ChatSessionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Rebuild the summary chains of selected sessions", permissions=["change"])
     def rebuild_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
-        from summaries import services
-
         sessions = list(queryset.order_by("pk"))
         # The service enqueues on commit: all the rebuilds go out together.
         with transaction.atomic():

@@ -25,6 +25,7 @@ from django.utils.translation import ngettext
 from sessions_app.admin import PREVIEW_CHARS, ReadOnlyAdminMixin, episodes_url, preview
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
+from summaries import services
 from summaries.curation import summary_curate, summary_restore
 from summaries.models import SummarizationState, Summary, SummaryRevision
 
@@ -236,8 +237,6 @@ class SummaryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Regenerate selected rows", permissions=["change"])
     def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        from summaries import services
-
         rows = list(queryset.select_related("session").order_by("pk"))
         # The service enqueues on commit: every row goes out, or none does.
         with transaction.atomic():
@@ -257,8 +256,6 @@ class SummaryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Rebuild the session's chain", permissions=["change"])
     def rebuild_session_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
-        from summaries import services
-
         sessions = list(ChatSession.objects.filter(pk__in=queryset.values("session_id")).order_by("pk"))
         with transaction.atomic():
             for session in sessions:
