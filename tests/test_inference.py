@@ -331,6 +331,14 @@ def test_stopped_server_refuses_even_pooled_connections_then_recovers(served):
     assert client.complete(PROMPT).text == reply_text(PROMPT)
 
 
+def test_error_messages_leave_credentials_out(settings):
+    settings.INFERENCE_SERVICE_URL = closed_port_url().replace("http://", "http://user:s3cret@")
+    with pytest.raises(TransientInferenceError) as excinfo:
+        get_client("ollama").complete(PROMPT)
+    assert "s3cret" not in str(excinfo.value)
+    assert "/api/chat" in str(excinfo.value)
+
+
 def test_scripted_failures_then_recovery(served):
     served.set_mode("ok", fail_next=2, fail_mode="http_500")
     client = get_client("openai")
@@ -399,6 +407,16 @@ def test_offline_update_keeps_the_previous_summary_and_adds_the_new_digest():
     new = [("Is 5 GHz faster?", "Usually yes. It has a shorter range.")]
     completion = get_client("offline").complete(update_prompt(previous, format_exchanges(new)))
     assert completion.text == f"{previous}\n{extractive_digest(new)}"
+
+
+@pytest.mark.parametrize(("keep", "topic"), [(90, True), (30, False)])
+def test_offline_digests_a_single_episode_whose_start_was_cut(keep, topic):
+    """The summarizer cuts one over-long episode to its most recent text,
+    losing the ``User:`` label (and, cut deeper, the ``Assistant:`` one)."""
+    episode = format_exchanges([("Q" * 50, "The router needs a firmware update. Then a restart. Done.")])
+    completion = get_client("offline").complete(fresh_prompt(episode[-keep:]))
+    assert "Then a restart" in completion.text
+    assert ("Topics discussed: QQQ" in completion.text) is topic
 
 
 def test_offline_refuses_a_prompt_without_exchanges():

@@ -91,6 +91,16 @@ def health_timeout() -> httpx.Timeout:
     return httpx.Timeout(seconds, connect=seconds)
 
 
+def shown_url(url: str | httpx.URL) -> str:
+    """``url`` without credentials or query, fit for error messages and ``last_error``."""
+    try:
+        parsed = httpx.URL(str(url))
+    except httpx.InvalidURL:
+        return "<invalid URL>"
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     raw = response.headers.get("Retry-After")
     if not raw:
@@ -126,6 +136,7 @@ class HttpInferenceClient(InferenceClient):
 
     def transport_error(self, exc: httpx.HTTPError, url: str) -> Exception:
         """The ``InferenceError`` for an exception raised by httpx."""
+        url = shown_url(url)
         if isinstance(exc, httpx.TimeoutException):
             return TransientInferenceError(f"timed out calling {url}: {type(exc).__name__}", backend=self.name)
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL)):
@@ -143,7 +154,7 @@ class HttpInferenceClient(InferenceClient):
         if 200 <= status < 300:
             return
         excerpt = response.text[:ERROR_BODY_EXCERPT].strip()
-        message = f"{response.request.method} {response.request.url} answered HTTP {status}"
+        message = f"{response.request.method} {shown_url(response.request.url)} answered HTTP {status}"
         if excerpt:
             message = f"{message}: {excerpt}"
         if status >= 500 or status in RETRYABLE_STATUS:

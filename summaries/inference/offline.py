@@ -19,7 +19,7 @@ from summaries.inference.base import (
     Stopwatch,
     user_message,
 )
-from summaries.prompts import parse_exchanges
+from summaries.prompts import ASSISTANT_PREFIX, parse_exchanges
 
 #: Recorded as the ``model`` of everything this backend writes.
 OFFLINE_MODEL = "offline-digest"
@@ -32,6 +32,32 @@ OFFLINE_CHAT_REPLY = (
 
 _PREVIOUS = "Previous summary:\n"
 _NEW = "\n\nNew exchanges:\n"
+
+
+def prompt_exchanges(prompt: str) -> list[tuple[str, str]]:
+    """The exchanges in a summary prompt, tolerating one whose start was cut.
+
+    A single episode longer than ``SUMMARY_MAX_CHARS`` arrives with its
+    oldest text cut off, ``User:`` label included, so ``parse_exchanges``
+    finds nothing; the text that is left is still digested (what precedes
+    ``Assistant:`` as the question, the rest as the answer) rather than
+    failing that episode for good.
+    """
+    exchanges = parse_exchanges(prompt)
+    if exchanges:
+        return exchanges
+    body = prompt
+    for marker in ("\nNew exchanges:\n", "\nConversation:\n"):
+        if marker in body:
+            body = body.split(marker, 1)[1]
+            break
+    else:
+        return []  # not a summary prompt at all
+    body = body.strip()
+    if not body:
+        return []
+    user, found, response = body.partition(f"\n{ASSISTANT_PREFIX}")
+    return [(user.strip(), response.strip())] if found else [("", body)]
 
 
 def previous_summary(prompt: str) -> str | None:
@@ -55,7 +81,7 @@ class OfflineClient(InferenceClient):
         """Digest of the prompt's exchanges; for an update prompt the previous
         summary, a newline, then the digest of the new exchanges."""
         watch = Stopwatch()
-        digest = extractive_digest(parse_exchanges(prompt))
+        digest = extractive_digest(prompt_exchanges(prompt))
         if not digest:
             raise PermanentInferenceError(
                 "found no 'User:/Assistant:' exchanges in the prompt to digest", backend=self.name
