@@ -331,6 +331,16 @@ def test_stopped_server_refuses_even_pooled_connections_then_recovers(served):
     assert client.complete(PROMPT).text == reply_text(PROMPT)
 
 
+@pytest.mark.parametrize("backend", HTTP_BACKENDS)
+@pytest.mark.parametrize("url", ["http://[::1", "http://"])
+def test_an_unusable_service_url_is_permanent(settings, backend, url):
+    settings.INFERENCE_SERVICE_URL = url
+    with pytest.raises(PermanentInferenceError):
+        get_client(backend).complete(PROMPT)
+    with pytest.raises(PermanentInferenceError):
+        get_client(backend).health()
+
+
 def test_error_messages_leave_credentials_out(settings):
     settings.INFERENCE_SERVICE_URL = closed_port_url().replace("http://", "http://user:s3cret@")
     with pytest.raises(TransientInferenceError) as excinfo:

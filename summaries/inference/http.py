@@ -21,10 +21,18 @@ import httpx
 from django.conf import settings
 from django.utils import timezone
 
-from summaries.inference.base import InferenceClient, PermanentInferenceError, TransientInferenceError
+from summaries.inference.base import (
+    InferenceClient,
+    InferenceError,
+    PermanentInferenceError,
+    TransientInferenceError,
+)
 
 #: Status codes that mean "try again later" besides 5xx.
 RETRYABLE_STATUS = frozenset({408, 425, 429})
+
+#: What httpx raises for a failed call; ``InvalidURL`` is not an ``HTTPError``.
+HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
 
 #: How much of an error body goes into the message (it may end up in ``last_error``).
 ERROR_BODY_EXCERPT = 200
@@ -134,7 +142,7 @@ class HttpInferenceClient(InferenceClient):
 
     # --- error sorting -------------------------------------------------------
 
-    def transport_error(self, exc: httpx.HTTPError, url: str) -> Exception:
+    def transport_error(self, exc: httpx.HTTPError | httpx.InvalidURL, url: str) -> InferenceError:
         """The ``InferenceError`` for an exception raised by httpx."""
         url = shown_url(url)
         if isinstance(exc, httpx.TimeoutException):
@@ -174,7 +182,7 @@ class HttpInferenceClient(InferenceClient):
         url = self.url(path)
         try:
             response = get_http_client().post(url, json=body, headers=self.headers(), timeout=request_timeout())
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
         self.check_status(response)
         try:
@@ -202,7 +210,7 @@ class HttpInferenceClient(InferenceClient):
                     response.read()
                     self.check_status(response)
                 yield self._lines(response, url)
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
 
     def _lines(self, response: httpx.Response, url: str) -> Iterator[str]:
@@ -210,15 +218,15 @@ class HttpInferenceClient(InferenceClient):
             for line in response.iter_lines():
                 if line.strip():
                     yield line
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
 
-    def get_ok(self, path: str, *, method: str = "GET") -> httpx.Response:
+    def get_ok(self, path: str) -> httpx.Response:
         """A short health request that raises unless the server answers 2xx."""
         url = self.url(path)
         try:
-            response = get_http_client().request(method, url, headers=self.headers(), timeout=health_timeout())
-        except httpx.HTTPError as exc:
+            response = get_http_client().get(url, headers=self.headers(), timeout=health_timeout())
+        except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
         self.check_status(response)
         return response

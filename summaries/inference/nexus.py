@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
 from summaries.inference.base import (
     ChatStream,
     Completion,
@@ -26,7 +24,7 @@ from summaries.inference.base import (
     reported_count,
     user_message,
 )
-from summaries.inference.http import HttpInferenceClient, get_http_client, health_timeout
+from summaries.inference.http import HTTPX_ERRORS, HttpInferenceClient, get_http_client, health_timeout
 
 TEXT_FIELDS = ("content", "text", "completion")
 
@@ -72,7 +70,7 @@ class NexusServiceClient(HttpInferenceClient):
         url = self.url("/health")
         try:
             response = get_http_client().get(url, timeout=health_timeout())
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
         if response.status_code == 404:
             return
