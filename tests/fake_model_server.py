@@ -131,7 +131,9 @@ class Behaviour:
         for name in [mode, *steps]:
             if name not in MODES:
                 raise ValueError(f"unknown mode {name!r}; choose from {', '.join(MODES)}")
-        return cls(mode=mode, latency=float(latency), slow_seconds=float(slow_seconds), script=steps, usage=usage)
+        return cls(
+            mode=mode, latency=float(latency), slow_seconds=float(slow_seconds), script=steps, usage=usage
+        )
 
 
 class FakeModelState:
@@ -490,8 +492,9 @@ class FakeModelProcess:
     def start(self, timeout: float = 15.0) -> FakeModelProcess:
         with tempfile.TemporaryDirectory() as tmp:
             ready = Path(tmp) / "ready"
+            script = str(Path(__file__).resolve())
             self._process = subprocess.Popen(
-                [sys.executable, str(Path(__file__).resolve()), "--port", str(self.port), "--ready-file", str(ready)]
+                [sys.executable, script, "--port", str(self.port), "--ready-file", str(ready)]
             )
             deadline = time.monotonic() + timeout
             while not ready.exists():

@@ -26,7 +26,13 @@ from summaries.inference import (
 from summaries.inference import http as inference_http
 from summaries.inference.offline import OFFLINE_MARKER, OFFLINE_MODEL
 from summaries.prompts import format_exchanges, fresh_prompt, update_prompt
-from tests.fake_model_server import FakeModelProcess, FakeModelServer, closed_port_url, reply_chunks, reply_text
+from tests.fake_model_server import (
+    FakeModelProcess,
+    FakeModelServer,
+    closed_port_url,
+    reply_chunks,
+    reply_text,
+)
 
 HTTP_BACKENDS = ("ollama", "openai", "nexus")
 CHAT_BACKENDS = ("ollama", "openai")
@@ -254,7 +260,10 @@ def test_chat_stream_times_out_as_transient(served, settings, backend):
 
 def test_ollama_error_line_mid_stream_is_transient(mock_transport, settings):
     settings.INFERENCE_SERVICE_URL = "http://ollama.test"
-    lines = [{"message": {"content": "Hel"}, "done": False}, {"error": "model runner has unexpectedly stopped"}]
+    lines = [
+        {"message": {"content": "Hel"}, "done": False},
+        {"error": "model runner has unexpectedly stopped"},
+    ]
     body = "".join(json.dumps(line) + "\n" for line in lines)
     mock_transport(lambda request: httpx.Response(200, text=body))
 
@@ -376,8 +385,15 @@ def test_wrong_shaped_payloads_are_permanent(mock_transport, settings, backend, 
         get_client(backend).complete(PROMPT)
 
 
-@pytest.mark.parametrize(("status", "error"), [(503, TransientInferenceError), (408, TransientInferenceError),
-                                               (401, PermanentInferenceError), (404, PermanentInferenceError)])
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (503, TransientInferenceError),
+        (408, TransientInferenceError),
+        (401, PermanentInferenceError),
+        (404, PermanentInferenceError),
+    ],
+)
 def test_status_codes_are_sorted(mock_transport, settings, status, error):
     settings.INFERENCE_SERVICE_URL = "http://model.test"
     mock_transport(lambda request: httpx.Response(status, text="nope"))
@@ -449,8 +465,9 @@ def test_offline_chat_is_plainly_marked():
 # --- health ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("backend", "path"), [("ollama", "/api/tags"), ("openai", "/v1/models"),
-                                               ("nexus", "/health")])
+@pytest.mark.parametrize(
+    ("backend", "path"), [("ollama", "/api/tags"), ("openai", "/v1/models"), ("nexus", "/health")]
+)
 def test_health_probes_the_backend(served, backend, path):
     get_client(backend).health()
     request = only_request(served)

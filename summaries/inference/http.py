@@ -90,7 +90,9 @@ def close_http_client() -> None:
 
 def request_timeout() -> httpx.Timeout:
     """Read from settings on every call so an override takes effect at once."""
-    return httpx.Timeout(settings.INFERENCE_TIMEOUT_SECONDS, connect=settings.INFERENCE_CONNECT_TIMEOUT_SECONDS)
+    return httpx.Timeout(
+        settings.INFERENCE_TIMEOUT_SECONDS, connect=settings.INFERENCE_CONNECT_TIMEOUT_SECONDS
+    )
 
 
 def health_timeout() -> httpx.Timeout:
@@ -146,7 +148,9 @@ class HttpInferenceClient(InferenceClient):
         """The ``InferenceError`` for an exception raised by httpx."""
         url = shown_url(url)
         if isinstance(exc, httpx.TimeoutException):
-            return TransientInferenceError(f"timed out calling {url}: {type(exc).__name__}", backend=self.name)
+            return TransientInferenceError(
+                f"timed out calling {url}: {type(exc).__name__}", backend=self.name
+            )
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL)):
             # Our request or URL is wrong; repeating it cannot help.
             return PermanentInferenceError(f"cannot call {url}: {exc}", backend=self.name)
@@ -181,7 +185,9 @@ class HttpInferenceClient(InferenceClient):
         """POST ``body`` and return the JSON object answered."""
         url = self.url(path)
         try:
-            response = get_http_client().post(url, json=body, headers=self.headers(), timeout=request_timeout())
+            response = get_http_client().post(
+                url, json=body, headers=self.headers(), timeout=request_timeout()
+            )
         except HTTPX_ERRORS as exc:
             raise self.transport_error(exc, url) from exc
         self.check_status(response)

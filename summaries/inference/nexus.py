@@ -46,9 +46,11 @@ class NexusServiceClient(HttpInferenceClient):
             # The service does not say which model answered unless it adds
             # ``model``; the configured name is the best record we have.
             model=str(payload.get("model") or model),
-            prompt_tokens=reported_count(usage, "prompt_tokens") or reported_count(payload, "promptTokens"),
-            completion_tokens=(
-                reported_count(usage, "completion_tokens") or reported_count(payload, "completionTokens")
+            prompt_tokens=_either(
+                reported_count(usage, "prompt_tokens"), reported_count(payload, "promptTokens")
+            ),
+            completion_tokens=_either(
+                reported_count(usage, "completion_tokens"), reported_count(payload, "completionTokens")
             ),
             messages=user_message(prompt),
             watch=watch,
@@ -90,3 +92,8 @@ def _reply_text(payload: dict[str, Any]) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+def _either(first: int | None, second: int | None) -> int | None:
+    # Not ``or``: a reported 0 is a count, not a missing one.
+    return first if first is not None else second

@@ -109,4 +109,5 @@ class OllamaClient(HttpInferenceClient):
         # model runner crashing, running out of memory) as {"error": "..."}:
         # a server-side fault, so worth another try.
         if payload.get("error"):
-            raise TransientInferenceError(f"server reported: {str(payload['error'])[:200]}", backend=self.name)
+            detail = str(payload["error"])[:200]
+            raise TransientInferenceError(f"server reported: {detail}", backend=self.name)
