@@ -10,6 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from sessions_app.tokens import count_tokens
 from summaries.admin import COVERED_EPISODES_SHOWN
@@ -201,6 +202,27 @@ def test_saving_an_untouched_text_is_no_edit(staff_browser):
     summary.refresh_from_db()
     assert not summary.curated
     assert not summary.revisions.exists()
+
+
+def test_an_edit_written_against_an_older_version_is_held_back(staff_browser, staff_user):
+    summary = covered_summary(content="What the page showed.")
+    form = staff_browser.get(change_url(summary)).context["adminform"].form
+    loaded_version = form["loaded_version"].value()
+    # An automatic pass lands while the page is open.
+    Summary.objects.filter(pk=summary.pk).update(content="A newer automatic text.", updated_at=timezone.now())
+    posted = {"content": "My edit.", "loaded_version": loaded_version}
+    response = staff_browser.post(change_url(summary), posted)
+    assert response.status_code == 200
+    assert "A newer automatic text." in response.content.decode()
+    summary.refresh_from_db()
+    assert summary.content == "A newer automatic text." and not summary.revisions.exists()
+    # Saving again, having seen the current text, is an ordinary edit.
+    form = response.context["adminform"].form
+    posted["loaded_version"] = form["loaded_version"].value()
+    assert staff_browser.post(change_url(summary), posted).status_code == 302
+    summary.refresh_from_db()
+    assert summary.content == "My edit." and summary.curated
+    assert summary.revisions.get().content == "A newer automatic text."
 
 
 def test_empty_content_is_refused(staff_browser):
