@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from sessions_app.models import Episode
+from summaries.models import Summary
 from summaries import chat as chat_module
 from summaries.chat import SYSTEM_PROMPT, ChatTurnError, chat_turn, chat_turn_stream
 from summaries.context import build_context
@@ -341,3 +342,21 @@ def test_bad_input_with_event_stream_accept_is_an_error_event(api_client, sessio
 def test_malformed_json_is_400(api_client, session):
     response = api_client.post(url(session), "{not json", content_type="application/json")
     assert response.status_code == 400
+
+
+def test_stored_turn_triggers_summarization(api_client, owner, settings, django_capture_on_commit_callbacks):
+    settings.INFERENCE_BACKEND = "offline"
+    session = ChatSessionFactory(owner=owner)
+    long_reply = "A long answer about the topic. " * 20
+    for n in range(settings.SUMMARY_MIN_EPISODES - 1):
+        # Each write with its after-commit callbacks run, as in production.
+        with django_capture_on_commit_callbacks(execute=True):
+            EpisodeFactory(session=session, user_input=f"Question {n}?", response=long_reply)
+    assert not Summary.objects.filter(session=session).exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post(url(session), {"message": "One more?"}, format="json")
+
+    assert response.status_code == 201
+    summary = Summary.objects.get(session=session)
+    assert summary.last_episode_id == response.json()["episode"]["id"]
