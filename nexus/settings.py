@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -158,7 +159,7 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "sessions_app.api.authentication.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -171,8 +172,15 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
-API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "600/minute")
-API_THROTTLE_USER = env_str("API_THROTTLE_USER", "100000/minute")
+API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "300/minute")
+API_THROTTLE_USER = env_str("API_THROTTLE_USER", "20000/minute")
+for _name, _rate in (("API_THROTTLE_ANON", API_THROTTLE_ANON), ("API_THROTTLE_USER", API_THROTTLE_USER)):
+    if _rate and not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
+        raise ImproperlyConfigured(
+            f"Environment variable {_name}={_rate!r} must look like 100/minute (second, minute, hour or day)."
+        )
+# A token is looked up once per this many seconds per process (0: every request).
+API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)

@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     verbose_name = "Chat sessions"
+
+    def ready(self) -> None:
+        # Connects the receivers that drop remembered API tokens when a token
+        # or its user changes.
+        from sessions_app.api.authentication import connect_signals
+
+        connect_signals()

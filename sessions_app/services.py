@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import uuid as uuid_lib
 from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.db.models import F
+from django.db.models.signals import post_save
+from django.http import Http404
 from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
@@ -64,6 +67,76 @@ def episode_create(
             token_count=tokens,
             metadata=metadata or {},
         )
+    return episode
+
+
+def episode_create_for_user(
+    *, user: Any, session_uuid: str | uuid_lib.UUID, user_input: str, response: str, metadata: dict | None = None
+) -> Episode:
+    """``episode_create`` for the session with this uuid, if ``user`` may see it (else ``Http404``).
+
+    On PostgreSQL the visibility check, the counter UPDATE (which takes the
+    session's row lock first, as in ``episode_create``) and the INSERT are
+    one statement, committed on its own: one round trip instead of a lookup,
+    BEGIN, UPDATE, INSERT and COMMIT. ``post_save`` is then sent exactly as
+    ``Model.save()`` sends it, so the summarization trigger runs as usual
+    (after the commit). Other databases take the two-step path.
+    """
+    try:
+        parsed = session_uuid if isinstance(session_uuid, uuid_lib.UUID) else uuid_lib.UUID(str(session_uuid))
+    except (ValueError, TypeError, AttributeError):
+        raise Http404("No such session.") from None
+    alias = router.db_for_write(Episode)
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or not user.is_authenticated:
+        from sessions_app.selectors import session_for_user
+
+        session = session_for_user(user, parsed)
+        return episode_create(session=session, user_input=user_input, response=response, metadata=metadata)
+
+    tokens = count_episode_tokens(user_input, response)
+    now = timezone.now()
+    metadata = metadata or {}
+    session_meta, episode_meta = ChatSession._meta, Episode._meta
+    column = {name: episode_meta.get_field(name).column for name in
+              ("session", "user_input", "response", "token_count", "created_at", "metadata")}
+    owner_filter, owner_params = ("", []) if user.is_staff else (
+        f' AND "{session_meta.get_field("owner").column}" = %s', [user.pk]
+    )
+    sql = f"""
+        WITH locked AS (
+            UPDATE "{session_meta.db_table}"
+               SET "cached_episode_count" = "cached_episode_count" + 1,
+                   "cached_total_tokens" = "cached_total_tokens" + %s,
+                   "updated_at" = %s
+             WHERE "uuid" = %s{owner_filter}
+         RETURNING "id"
+        )
+        INSERT INTO "{episode_meta.db_table}"
+               ("{column['session']}", "{column['user_input']}", "{column['response']}",
+                "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
+        SELECT locked."id", %s, %s, %s, %s, %s FROM locked
+        RETURNING "id", "{column['session']}"
+    """
+    metadata_db = episode_meta.get_field("metadata").get_db_prep_save(metadata, connection)
+    params = [tokens, now, parsed, *owner_params, user_input, response, tokens, now, metadata_db]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("No such session.")
+    episode = Episode(
+        id=row[0],
+        session_id=row[1],
+        user_input=user_input,
+        response=response,
+        token_count=tokens,
+        created_at=now,
+        metadata=metadata,
+    )
+    episode._state.adding = False
+    episode._state.db = alias
+    post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
     return episode
 
 

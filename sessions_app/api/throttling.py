@@ -1,20 +1,62 @@
-"""Throttles whose rates come from settings at request time.
+"""Throttles for anonymous and signed-in callers.
 
-DRF's own classes read ``DEFAULT_THROTTLE_RATES`` once at import, so a rate
-set by the environment or a test's ``override_settings`` would be missed.
+Rates come from settings at request time (DRF's own classes read
+``DEFAULT_THROTTLE_RATES`` once at import, so an environment value or a
+test's ``override_settings`` would be missed). Counting is a fixed window
+per caller: one ``add`` and one ``incr`` on the cache, whatever the rate.
+DRF's sliding log keeps every timestamp of the window and pickles the whole
+list on each request, which grows with the rate itself.
 """
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
+if TYPE_CHECKING:  # DRF imports this module while rest_framework.views is loading
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
-class AnonThrottle(AnonRateThrottle):
+
+class _FixedWindowMixin:
+    rate: str | None
+    num_requests: int
+    duration: int
+    cache_format = "throttle_%(scope)s_%(ident)s"
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        if self.rate is None:
+            return True
+        ident = self.get_cache_key(request, view)  # type: ignore[attr-defined]
+        if ident is None:
+            return True
+        now = time.time()
+        window = int(now // self.duration)
+        self.window_ends = (window + 1) * self.duration
+        self.now = now
+        key = f"{ident}_{window}"
+        cache = self.cache  # type: ignore[attr-defined]
+        # add() is a no-op when the key exists; incr() is atomic in the cache.
+        cache.add(key, 0, self.duration + 1)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, self.duration + 1)
+            count = 1
+        return count <= self.num_requests
+
+    def wait(self) -> float | None:
+        return max(self.window_ends - self.now, 0.0)
+
+
+class AnonThrottle(_FixedWindowMixin, AnonRateThrottle):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_ANON or None
 
 
-class UserThrottle(UserRateThrottle):
+class UserThrottle(_FixedWindowMixin, UserRateThrottle):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_USER or None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -95,3 +97,43 @@ def test_anon_throttle(db, settings):
 def test_empty_rate_turns_throttling_off(api_client, settings):
     settings.API_THROTTLE_USER = ""
     assert all(api_client.get("/api/sessions/").status_code == 200 for _ in range(5))
+
+
+def test_deleted_token_stops_working_at_once(owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get("/api/sessions/").status_code == 200
+    token.delete()
+    assert client.get("/api/sessions/").status_code == 401
+
+
+def test_deactivated_user_is_refused_at_once(owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get("/api/sessions/").status_code == 200
+    owner.is_active = False
+    owner.save()
+    assert client.get("/api/sessions/").status_code == 401
+
+
+def test_token_lookup_is_remembered(owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.get("/api/sessions/")
+    with CaptureQueriesContext(connection) as ctx:
+        client.get(f"/api/sessions/{session.uuid}/episode-stats/")
+    assert not any("authtoken_token" in q["sql"] for q in ctx.captured_queries)
+
+
+def test_token_lookup_every_request_when_turned_off(owner, session, settings):
+    settings.API_TOKEN_CACHE_SECONDS = 0
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.get("/api/sessions/")
+    with CaptureQueriesContext(connection) as ctx:
+        client.get(f"/api/sessions/{session.uuid}/episode-stats/")
+    assert sum("authtoken_token" in q["sql"] for q in ctx.captured_queries) == 1

@@ -3,13 +3,17 @@ after an id, and constant-cost stats; who sees what."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import connection
+from django.db import connection, connections
+from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession, Episode
+from sessions_app.services import episode_create_for_user
 from sessions_app.tokens import count_episode_tokens
-from tests.factories import EpisodeFactory
+from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -146,10 +150,62 @@ def test_post_one_query_count(api_client, session):
     payload = {"user_input": "Question?", "response": "Answer."}
     with CaptureQueriesContext(connection) as ctx:
         assert api_client.post(url(session), payload, format="json").status_code == 201
-    # Session lookup with the visibility check, then (inside the test's
-    # transaction, hence the savepoint pair) the counter UPDATE and the INSERT.
     sql = [q["sql"].split()[0].upper() for q in ctx.captured_queries]
-    assert sql == ["SELECT", "SAVEPOINT", "UPDATE", "INSERT", "RELEASE"], sql
+    if connection.vendor == "postgresql":
+        # Visibility check, counter UPDATE and INSERT in one statement.
+        assert sql == ["WITH"], sql
+    else:
+        # Session lookup with the visibility check, then (inside the test's
+        # transaction, hence the savepoint pair) the counter UPDATE and the INSERT.
+        assert sql == ["SELECT", "SAVEPOINT", "UPDATE", "INSERT", "RELEASE"], sql
+
+
+def test_post_one_triggers_summarization_after_commit(api_client, session, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        api_client.post(url(session), {"user_input": "q", "response": "a"}, format="json")
+    assert len(callbacks) == 1
+
+
+def test_post_one_sends_post_save_once(api_client, session):
+    seen = []
+
+    def receiver(sender, instance, created, **kwargs):
+        seen.append((instance.pk, instance.session_id, created))
+
+    post_save.connect(receiver, sender=Episode, dispatch_uid="test-episode-post-save")
+    try:
+        body = api_client.post(url(session), {"user_input": "q", "response": "a"}, format="json").json()
+    finally:
+        post_save.disconnect(dispatch_uid="test-episode-post-save", sender=Episode)
+    assert seen == [(body["id"], session.pk, True)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_single_writes_keep_counters_exact(owner):
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers need PostgreSQL (SQLite's test database is one shared-cache file)")
+    session = ChatSessionFactory(owner=owner)
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for i in range(5):
+                episode_create_for_user(
+                    user=owner, session_uuid=session.uuid, user_input=f"q{n}-{i}", response="a" * (n + i + 1)
+                )
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert counters_match_aggregate(session)
+    assert ChatSession.objects.with_stats().get(pk=session.pk).episode_count == 20
 
 
 @pytest.mark.parametrize(
