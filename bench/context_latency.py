@@ -78,7 +78,12 @@ def build_session(owner, size: int) -> ChatSession:
     while made < size:
         n = min(5_000, size - made)
         Episode.objects.bulk_create(
-            Episode(session=session, user_input=f"{USER_TEXT}({made + i})", response=REPLY_TEXT, token_count=tokens)
+            Episode(
+                session=session,
+                user_input=f"{USER_TEXT}({made + i})",
+                response=REPLY_TEXT,
+                token_count=tokens,
+            )
             for i in range(n)
         )
         made += n
@@ -99,7 +104,9 @@ def build_session(owner, size: int) -> ChatSession:
                 last_episode_id=chunk[-1],
                 model="bench",
             )
-            for chunk in (covered[i : i + EPISODES_PER_SUMMARY] for i in range(0, len(covered), EPISODES_PER_SUMMARY))
+            for chunk in (
+                covered[i : i + EPISODES_PER_SUMMARY] for i in range(0, len(covered), EPISODES_PER_SUMMARY)
+            )
         ),
         batch_size=2_000,
     )
@@ -149,8 +156,14 @@ def main() -> None:
             build_context(session=sessions[size], question=QUESTION)
             builder[size].append((time.perf_counter() - start) * 1000)
 
-    print(f"GET /api/sessions/{{uuid}}/context/ on PostgreSQL, {args.runs} runs per size (after {args.warmup} warm-up)")
-    print(f"{'episodes':>9} {'summary rows':>13} {'queries':>8} {'median ms':>10} {'p90 ms':>8} {'builder ms':>11} {'tokens':>7}")
+    print(
+        f"GET /api/sessions/{{uuid}}/context/ on PostgreSQL, {args.runs} runs per size "
+        f"(after {args.warmup} warm-up)"
+    )
+    print(
+        f"{'episodes':>9} {'summary rows':>13} {'queries':>8} {'median ms':>10} {'p90 ms':>8} "
+        f"{'builder ms':>11} {'tokens':>7}"
+    )
     medians: dict[int, float] = {}
     builder_medians: dict[int, float] = {}
     for size in SIZES:

@@ -243,7 +243,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     digest_kept = any(kind == "digest" for kind, _, _ in kept)
     digest_ids = [ex.id for ex in uncovered]
     omitted: dict[str, Any] = {
-        "summaries": ([not_read.id] if not_read else []) + [part.id for part in chain if part.id not in kept_set],
+        "summaries": ([not_read.id] if not_read else [])
+        + [part.id for part in chain if part.id not in kept_set],
         "digest": [] if digest_kept else digest_ids,
         # Rows older than ``not_read`` were not read at all; this bounds them.
         "summaries_before_episode": not_read.last_episode_id + 1 if not_read else None,

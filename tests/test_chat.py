@@ -118,9 +118,16 @@ def test_offline_backend_marks_the_reply(api_client, session, settings):
 
 @pytest.mark.parametrize(
     ("mode", "status", "transient"),
-    [("http_500", 503, True), ("http_429", 503, True), ("http_400", 502, False), ("empty_content", 502, False)],
+    [
+        ("http_500", 503, True),
+        ("http_429", 503, True),
+        ("http_400", 502, False),
+        ("empty_content", 502, False),
+    ],
 )
-def test_model_failure_is_a_clear_error_and_stores_nothing(api_client, session, model, mode, status, transient):
+def test_model_failure_is_a_clear_error_and_stores_nothing(
+    api_client, session, model, mode, status, transient
+):
     model.set_mode(mode)
     before = Episode.objects.count()
     response = api_client.post(url(session), {"message": "Anyone there?"}, format="json")
@@ -287,7 +294,8 @@ def test_failed_turn_is_logged_once(api_client, session, model, caplog):
 def test_other_user_gets_404_and_nothing_is_stored(other_client, session, model):
     before = Episode.objects.count()
     assert other_client.post(url(session), {"message": "Hi"}, format="json").status_code == 404
-    assert other_client.post(url(session), {"message": "Hi"}, format="json", HTTP_ACCEPT=SSE).status_code == 404
+    streamed = other_client.post(url(session), {"message": "Hi"}, format="json", HTTP_ACCEPT=SSE)
+    assert streamed.status_code == 404
     assert Episode.objects.count() == before
     assert chat_requests(model) == []
 
@@ -302,7 +310,8 @@ def test_anonymous_is_refused(anon_client, session):
 
 
 def test_unknown_or_malformed_uuid_is_404(api_client):
-    assert api_client.post("/api/sessions/not-a-uuid/chat/", {"message": "Hi"}, format="json").status_code == 404
+    malformed = "/api/sessions/not-a-uuid/chat/"
+    assert api_client.post(malformed, {"message": "Hi"}, format="json").status_code == 404
     missing = "/api/sessions/00000000-0000-0000-0000-000000000000/chat/"
     assert api_client.post(missing, {"message": "Hi"}, format="json").status_code == 404
 

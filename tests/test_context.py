@@ -209,7 +209,11 @@ def test_budget_drops_the_digest_after_every_summary(chained_session):
 
     result = build_context(session=session, question="q", budget=count_tokens(digest_only))
     assert result.prompt == digest_only
-    assert result.omitted == {"summaries": [r.pk for r in rows], "digest": [], "summaries_before_episode": None}
+    assert result.omitted == {
+        "summaries": [r.pk for r in rows],
+        "digest": [],
+        "summaries_before_episode": None,
+    }
     assert result.digest == [e.pk for e in episodes[12:15]]
 
     tight = build_context(session=session, question="q", budget=result.token_count - 1)
@@ -285,7 +289,9 @@ def _shaped_session(n: int) -> ChatSession:
     step = (last - first + 1) // rows
     bounds = [first + i * step for i in range(rows)] + [last + 1]
     Summary.objects.bulk_create(
-        Summary(session=session, content=f"Part {i}.", token_count=3, first_episode_id=lo, last_episode_id=hi - 1)
+        Summary(
+            session=session, content=f"Part {i}.", token_count=3, first_episode_id=lo, last_episode_id=hi - 1
+        )
         for i, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False))
     )
     session.refresh_from_db()
@@ -341,7 +347,9 @@ def test_endpoint_returns_the_context(api_client, owned):
     body = response.json()
     expected = build_context(session=owned, question="What now?", budget=5000)
     assert body == expected.as_dict()
-    assert set(body) >= {"prompt", "token_count", "full_history_tokens", "summaries", "recent", "digest", "omitted"}
+    assert set(body) >= {
+        "prompt", "token_count", "full_history_tokens", "summaries", "recent", "digest", "omitted",
+    }  # fmt: skip
     assert body["prompt"].startswith("User Question: What now?\n\nConversation Summary (earlier context):")
 
 
