@@ -49,9 +49,30 @@ if os.path.isdir("/dev/shm"):
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+# Query strings can carry what people wrote (``/context/?question=...``), so the
+# access log leaves them out unless LOG_CONTENT=1, like the application logs.
+_query = "%(q)s" if os.environ.get("LOG_CONTENT", "").strip().lower() in {"1", "true", "yes", "on"} else ""
+access_log_format = '%(h)s "%(m)s %(U)s' + ("?" + _query if _query else "") + ' %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
 # X-Forwarded-* is trusted only from these addresses (the proxy in front);
 # gunicorn also reads FORWARDED_ALLOW_IPS itself.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 # The runtime control socket defaults to one path per user: several stacks on
 # one machine would fight over it, and nothing here uses it.
 control_socket_disable = True
+
+# With LOG_FORMAT=json gunicorn's own lines (start-up, access log) are JSON
+# lines too, like everything Django and Celery log.
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "nexus.logging.JsonFormatter"}},
+        "handlers": {
+            "error_console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+            "console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"},
+        },
+        "loggers": {
+            "gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"], "propagate": False},
+            "gunicorn.access": {"level": "INFO", "handlers": ["console"], "propagate": False},
+        },
+    }

@@ -46,6 +46,16 @@ class JsonFormatter(logging.Formatter):
         for key, value in record_extras(record).items():
             # The four fixed keys win; an extra with the same name is kept under a prefix.
             payload[f"extra_{key}" if key in payload else key] = value
+        if record.name == "gunicorn.access" and isinstance(record.args, dict):
+            # gunicorn's access record carries its atoms as args: keep the useful ones as fields.
+            atoms = record.args
+            payload.update(
+                method=atoms.get("m"),
+                path=atoms.get("U"),
+                status=atoms.get("s"),
+                duration_ms=atoms.get("M"),
+                remote_addr=atoms.get("h"),
+            )
         if record.exc_info:
             payload["exc_info"] = self.formatException(record.exc_info)
         if record.stack_info:

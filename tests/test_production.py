@@ -152,6 +152,55 @@ def test_plain_logs_by_default():
         json.loads(lines[0])
 
 
+def test_gunicorn_access_lines_are_json_without_query_strings():
+    import logging
+
+    from nexus.logging import JsonFormatter
+
+    atoms = {"m": "GET", "U": "/api/sessions/x/context/", "s": "200", "M": 12, "h": "10.0.0.1", "q": "question=secret"}
+    record = logging.LogRecord("gunicorn.access", logging.INFO, "", 0, '%(m)s %(U)s %(s)s', (atoms,), None)
+    line = json.loads(JsonFormatter().format(record))
+    assert (line["method"], line["path"], line["status"], line["duration_ms"]) == ("GET", "/api/sessions/x/context/", "200", 12)
+    assert "secret" not in json.dumps(line)
+
+
+# --- Procfile and gunicorn -------------------------------------------------------
+
+
+def gunicorn_config(**env: str) -> dict:
+    code = (
+        "import json, runpy; c = runpy.run_path('nexus/gunicorn.conf.py'); "
+        "print(json.dumps({k: v for k, v in c.items() if isinstance(v, (str, int, bool))}))"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in {"PORT", "WEB_CONCURRENCY", "GUNICORN_BIND", "LOG_CONTENT"}}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={**clean, **env}, timeout=30
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_gunicorn_config_for_two_cores_reads_port_and_concurrency():
+    default = gunicorn_config()
+    assert (default["workers"], default["worker_class"], default["threads"]) == (2, "gthread", 4)
+    assert default["bind"] == "0.0.0.0:8000"
+    assert "%(q)s" not in default["access_log_format"]
+    tuned = gunicorn_config(PORT="9123", WEB_CONCURRENCY="5", LOG_CONTENT="1")
+    assert (tuned["bind"], tuned["workers"]) == ("0.0.0.0:9123", 5)
+    assert "%(q)s" in tuned["access_log_format"]
+
+
+def test_procfile_runs_web_worker_and_beat():
+    entries = dict(
+        line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()
+    )
+    assert set(entries) == {"web", "worker", "beat"}
+    assert "gunicorn nexus.wsgi --config nexus/gunicorn.conf.py" in entries["web"]
+    assert "celery -A nexus worker" in entries["worker"] and "--max-tasks-per-child" in entries["worker"]
+    assert "--prefetch-multiplier 1" in entries["worker"]
+    assert "celery -A nexus beat" in entries["beat"] and "--schedule" in entries["beat"]
+
+
 # --- /healthz --------------------------------------------------------------------
 
 
