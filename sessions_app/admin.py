@@ -203,7 +203,14 @@ class EpisodeChangeList(ChangeList):
 
 @admin.register(Episode)
 class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "session_link", "created_at", "token_count", "user_input_preview", "response_preview")
+    list_display = (
+        "id",
+        "session_link",
+        "created_at",
+        "token_count",
+        "user_input_preview",
+        "response_preview",
+    )
     list_select_related = ("session",)
     list_filter = (SessionFilter,)
     search_fields = ("user_input", "response")

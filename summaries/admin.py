@@ -67,7 +67,8 @@ class SummaryForm(forms.ModelForm):
     def clean(self) -> dict:
         cleaned = super().clean()
         loaded = cleaned.get("loaded_version")
-        if self.instance.pk and loaded and loaded != self.current_version() and "content" in self.changed_data:
+        stale = bool(self.instance.pk and loaded and loaded != self.current_version())
+        if stale and "content" in self.changed_data:
             # Submitting again (after reading the current text) saves the edit.
             self.data = self.data.copy()
             self.data["loaded_version"] = self.current_version()
@@ -91,7 +92,18 @@ class SummaryAdmin(admin.ModelAdmin):
     search_help_text = "Search summary text, session title or session uuid."
     ordering = ("-updated_at", "-pk")
     fieldsets = (
-        (None, {"fields": ("session_link", "episode_range", "content", "token_count", ("curated", "curated_by"))}),
+        (
+            None,
+            {
+                "fields": (
+                    "session_link",
+                    "episode_range",
+                    "content",
+                    "token_count",
+                    ("curated", "curated_by"),
+                )
+            },
+        ),
         (
             "Model call",
             {"fields": ("model", ("prompt_tokens", "completion_tokens"), "duration", "truncated_chars")},
@@ -223,12 +235,11 @@ class SummaryAdmin(admin.ModelAdmin):
     # --- restore ----------------------------------------------------------------
 
     def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
         return [
             path(
                 "<path:object_id>/restore/<int:revision_id>/",
                 self.admin_site.admin_view(self.restore_view),
-                name="%s_%s_restore" % info,
+                name=f"{self.opts.app_label}_{self.opts.model_name}_restore",
             ),
             *super().get_urls(),
         ]
@@ -246,20 +257,18 @@ class SummaryAdmin(admin.ModelAdmin):
         revision = get_object_or_404(SummaryRevision, pk=revision_id, summary=summary)
         previous_last = summary.last_episode_id
         restored = summary_restore(revision=revision, actor=request.user)
-        self.log_change(
-            request,
-            restored,
-            f"Restored the text of {revision.created_at:%Y-%m-%d %H:%M:%S} ({revision.get_source_display()}).",
-        )
+        when = f"{revision.created_at:%Y-%m-%d %H:%M:%S}"
+        self.log_change(request, restored, f"Restored the text of {when} ({revision.get_source_display()}).")
         self.message_user(
             request,
             f"Restored the text saved before the {revision.get_source_display().lower()} of "
-            f"{revision.created_at:%Y-%m-%d %H:%M:%S}; the replaced text is kept as a revision.",
+            f"{when}; the replaced text is kept as a revision.",
             messages.SUCCESS,
         )
-        if restored.last_episode_id < previous_last and (
-            Summary.objects.filter(session_id=restored.session_id, first_episode_id__gt=previous_last).exists()
-        ):
+        later_rows = Summary.objects.filter(
+            session_id=restored.session_id, first_episode_id__gt=previous_last
+        )
+        if restored.last_episode_id < previous_last and later_rows.exists():
             self.message_user(
                 request,
                 f"Episodes after {restored.last_episode_id} up to {previous_last} are no longer covered by "
@@ -310,7 +319,15 @@ class SummaryAdmin(admin.ModelAdmin):
 
 @admin.register(SummaryRevision)
 class SummaryRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("created_at", "summary_link", "source", "actor", "episode_range", "token_count", "curated")
+    list_display = (
+        "created_at",
+        "summary_link",
+        "source",
+        "actor",
+        "episode_range",
+        "token_count",
+        "curated",
+    )
     list_select_related = ("summary", "actor")
     list_filter = ("source",)
     search_fields = ("content",)

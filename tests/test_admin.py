@@ -188,10 +188,12 @@ def test_session_page_shows_its_summary_chain_and_links_to_its_episodes(staff_br
     session = ChatSessionFactory()
     episodes = EpisodeFactory.create_batch(4, session=session)
     first = SummaryFactory(
-        session=session, content="Early part.", first_episode_id=episodes[0].pk, last_episode_id=episodes[1].pk
+        session=session, content="Early part.", first_episode_id=episodes[0].pk,
+        last_episode_id=episodes[1].pk,
     )
     SummaryFactory(
-        session=session, content="Later part.", first_episode_id=episodes[2].pk, last_episode_id=episodes[3].pk
+        session=session, content="Later part.", first_episode_id=episodes[2].pk,
+        last_episode_id=episodes[3].pk,
     )
     response = staff_browser.get(reverse("admin:sessions_app_chatsession_change", args=[session.pk]))
     html = response.content.decode()

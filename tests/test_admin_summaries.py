@@ -278,6 +278,23 @@ def test_restore_puts_the_range_back(staff_browser, staff_user):
     assert summary.last_episode_id == revision.last_episode_id
 
 
+def test_restore_that_opens_a_gap_in_the_chain_warns(staff_browser, staff_user):
+    session = ChatSessionFactory()
+    episodes = EpisodeFactory.create_batch(6, session=session)
+    row = SummaryFactory(session=session, first_episode_id=episodes[0].pk, last_episode_id=episodes[1].pk)
+    summary_curate(summary=row, content="edited", actor=staff_user)
+    # The row grew after that edit and a later row followed it.
+    Summary.objects.filter(pk=row.pk).update(last_episode_id=episodes[3].pk)
+    SummaryFactory(session=session, first_episode_id=episodes[4].pk, last_episode_id=episodes[5].pk)
+    response = staff_browser.post(restore_url(row, row.revisions.get()), follow=True)
+    warnings = [str(m) for m in response.context["messages"] if m.level_tag == "warning"]
+    expected = (
+        f"Episodes after {episodes[1].pk} up to {episodes[3].pk} are no longer covered by this row and a "
+        "later row follows it; rebuild the session's chain to cover them again."
+    )
+    assert warnings == [expected]
+
+
 def test_restore_needs_post_and_csrf(staff_user):
     summary = covered_summary(content="Original.")
     summary_curate(summary=summary, content="Edited.", actor=staff_user)
