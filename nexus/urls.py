@@ -17,4 +17,5 @@ urlpatterns = [
     path("api/", include("sessions_app.api.urls")),
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
+    path("", include("sessions_app.urls")),
 ]

@@ -507,13 +507,16 @@
     } else if (current === "running") {
       line = "Summarising…" + (pending ? " " + plural(pending, "episode", "episodes") + " to fold in." : "");
     } else if (failed) {
-      line = "Summarization failed; it is tried again with the next message.";
+      line = "Summarization failed; it is tried again later.";
     } else if (pending) {
       line = plural(pending, "episode", "episodes") + " not summarised yet.";
     } else {
       line = "Up to date.";
     }
     el.statusLine.textContent = line;
+    el.cardsEmpty.textContent = failed
+      ? "No summaries yet."
+      : "No summaries yet. They appear once the conversation passes the summary threshold.";
 
     var wasActive = Boolean(previous && ACTIVE_STATES[previous]);
     if (!active && (wasActive || state.summariesDirty)) {

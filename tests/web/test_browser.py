@@ -1,0 +1,425 @@
+"""The chat pages in a real browser (Chromium through Playwright, against live_server).
+
+The embedded defaults apply: the offline inference backend and summarization
+tasks run in-process right after the episode's commit. In that set-up the
+summary of a turn runs before the turn's stream closes, so the page can
+watch the session's state go to running and back to idle while it waits.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.views import HISTORY_PAGE_SIZE
+from summaries.inference import PermanentInferenceError
+from summaries.inference.base import ChatStream
+from summaries.inference.offline import OfflineClient
+from summaries.models import Summary
+from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
+from tests.fake_model_server import closed_port_url
+from tests.web.conftest import PHONE, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MESSAGES = [
+    "We are planning a four day trip to Lisbon in early May with two children aged six and nine.",
+    "Which neighbourhoods are easiest to stay in without a car, close to trams and the metro?",
+    "What should we see on the first day if we arrive at noon and the kids are tired from the flight?",
+    "Are there good day trips by train, for example to Sintra or Cascais, and how early should we leave?",
+    "Finally, which local dishes would children enjoy, and where can we try pastel de nata fresh?",
+]
+
+
+@pytest.fixture
+def slow_offline(monkeypatch) -> Iterator:
+    """Make the offline backend take its time: ``stream_delay`` between reply
+    chunks (so the page's partial rendering can be seen) and ``summary_delay``
+    per summarization call (so the queued/running state can be seen)."""
+
+    def apply(*, stream_delay: float = 0.0, summary_delay: float = 0.0) -> None:
+        original_stream = OfflineClient._chat_stream
+        original_complete = OfflineClient._complete
+
+        def slow_stream(self, messages, **kwargs):
+            inner = original_stream(self, messages, **kwargs)
+
+            def chunks():
+                for chunk in inner:
+                    time.sleep(stream_delay)
+                    yield chunk
+
+            return ChatStream(chunks(), lambda text: inner.completion)
+
+        def slow_complete(self, prompt, **kwargs):
+            time.sleep(summary_delay)
+            return original_complete(self, prompt, **kwargs)
+
+        if stream_delay:
+            monkeypatch.setattr(OfflineClient, "_chat_stream", slow_stream)
+        if summary_delay:
+            monkeypatch.setattr(OfflineClient, "_complete", slow_complete)
+
+    yield apply
+
+
+def send(page, text: str) -> None:
+    box = page.get_by_label("Message", exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def wait_for_turns(page, count: int) -> None:
+    expect(page.locator("#messages .episode:not(.is-pending)")).to_have_count(count, timeout=30_000)
+
+
+WATCH_STATES = """
+() => {
+  window.__states = [];
+  const layout = document.getElementById("chat-layout");
+  new MutationObserver(() => window.__states.push(layout.dataset.summaryState))
+    .observe(layout, {attributes: true, attributeFilter: ["data-summary-state"]});
+}
+"""
+
+
+def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
+    owner = UserFactory(username="alice")
+    slow_offline(stream_delay=0.04, summary_delay=2.0)
+    page, recorder = open_page()
+
+    sign_in(page, live_server, "alice")
+    expect(page.get_by_text("No sessions yet")).to_be_visible()
+    page.get_by_label("Title of the new session").fill("Trip to Lisbon")
+    page.get_by_role("button", name="New session").click()
+    page.wait_for_url(re.compile(r"/sessions/[0-9a-f-]{36}/$"))
+    session = ChatSession.objects.get(owner=owner)
+    assert session.title == "Trip to Lisbon"
+    expect(page.locator("#empty-chat")).to_be_visible()
+    expect(page.locator("#summaries-empty")).to_be_visible()
+
+    # First turn: the reply shows up piece by piece while the stream is open.
+    send(page, MESSAGES[0])
+    streaming = page.locator(".msg-assistant.is-streaming .msg-body")
+    expect(streaming).to_contain_text("[offline]", timeout=15_000)
+    partial = streaming.inner_text()
+    wait_for_turns(page, 1)
+    final = page.locator("#messages .episode .msg-assistant .msg-body").first.inner_text()
+    assert len(partial) < len(final)
+    assert final.startswith(partial.strip())
+    first = Episode.objects.get(session=session)
+    assert page.locator("#messages .episode").first.get_attribute("data-episode-id") == str(first.pk)
+    expect(page.locator("#empty-chat")).to_be_hidden()
+    expect(page.locator("#stat-episodes")).to_have_text("1")
+
+    # Shift+Enter breaks the line instead of sending.
+    box = page.get_by_label("Message", exact=True)
+    box.fill("Line one")
+    box.press("Shift+Enter")
+    box.type("line two")
+    assert box.input_value() == "Line one\nline two"
+    box.fill("")
+
+    for index, text in enumerate(MESSAGES[1:4], start=2):
+        send(page, text)
+        wait_for_turns(page, index)
+    assert not Summary.objects.filter(session=session).exists()
+    expect(page.locator("#header-indicator")).to_be_hidden()
+
+    # The fifth turn passes the threshold: the summary runs (slowly) and the
+    # page shows it from the session's real state, then clears it.
+    page.evaluate(WATCH_STATES)
+    send(page, MESSAGES[4])
+    expect(page.locator("#header-indicator")).to_be_visible(timeout=15_000)
+    expect(page.locator("#button-indicator")).to_be_visible()
+    expect(page.locator("#header-indicator")).to_have_text(re.compile("Summarising…"))
+    wait_for_turns(page, 5)
+    expect(page.locator("#header-indicator")).to_be_hidden(timeout=15_000)
+    expect(page.locator("#button-indicator")).to_be_hidden()
+
+    summary = Summary.objects.get(session=session)
+    episodes = list(Episode.objects.filter(session=session).order_by("pk"))
+    assert (summary.first_episode_id, summary.last_episode_id) == (episodes[0].pk, episodes[-1].pk)
+    cards = page.locator("#summary-cards .summary-card")
+    expect(cards).to_have_count(1)
+    expect(cards.first.locator(".summary-range")).to_have_text(f"Episodes {episodes[0].pk}–{episodes[-1].pk}")
+    expect(cards.first.locator(".summary-text")).to_have_text(summary.content)
+    expect(cards.first).to_contain_text(f"{summary.token_count} tokens")
+    expect(page.locator("#summaries-empty")).to_be_hidden()
+    states = page.evaluate("window.__states")
+    assert "running" in states or "queued" in states, states
+    assert states[-1] == "idle", states
+    status = page.request.get(f"{live_server.url}/api/sessions/{session.uuid}/summary-status/").json()
+    assert status["state"] == "idle"
+    page.screenshot(path=str(artifacts_dir / "chat-after-summary-desktop.png"))
+
+    # The inspector shows what the next message would be sent with.
+    page.get_by_label("Message", exact=True).fill("What about museums?")
+    page.get_by_role("button", name="Context").click()
+    dialog = page.locator("#context-dialog")
+    expect(dialog).to_be_visible()
+    expect(page.locator("#context-question")).to_have_value("What about museums?")
+    expect(page.locator("#context-prompt")).to_contain_text("What about museums?")
+    expect(page.locator("#context-prompt")).to_contain_text(MESSAGES[4])
+    context = page.request.get(
+        f"{live_server.url}/api/sessions/{session.uuid}/context/?question=What%20about%20museums%3F"
+    ).json()
+    expect(page.locator("#context-tokens")).to_have_text(str(context["token_count"]))
+    expect(page.locator("#context-full")).to_have_text(str(context["full_history_tokens"]))
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    assert recorder.page_errors == []
+    assert recorder.dialogs == []
+
+
+def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, monkeypatch, artifacts_dir):
+    owner = UserFactory(username="hana")
+    session = ChatSessionFactory(owner=owner, title="Summaries fail")
+    for text in MESSAGES[:4]:
+        EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
+
+    def broken(self, prompt, **kwargs):
+        time.sleep(1.5)  # long enough for the page to see the run
+        raise PermanentInferenceError("utility model answered 400: context length exceeded", backend="offline")
+
+    monkeypatch.setattr(OfflineClient, "_complete", broken)
+    page, recorder = open_page(viewport=PHONE)
+    sign_in(page, live_server, "hana")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    expect(page.locator("#summary-status-line")).to_have_text("4 episodes not summarised yet.")
+
+    send(page, MESSAGES[4])
+    expect(page.locator("#header-indicator")).to_be_visible(timeout=15_000)
+    expect(page.locator("#button-indicator")).to_be_visible()
+    page.screenshot(path=str(artifacts_dir / "chat-summarising-phone.png"))
+    wait_for_turns(page, 5)
+
+    failed = page.locator("#header-failed")
+    expect(failed).to_be_visible(timeout=15_000)
+    expect(page.locator("#header-indicator")).to_be_hidden()
+    expect(failed).to_have_attribute("title", re.compile("context length exceeded"))
+    page.get_by_role("button", name="Session memory").click()
+    expect(page.locator("#summary-error")).to_be_visible()
+    expect(page.locator("#summary-error-text")).to_contain_text("context length exceeded")
+    page.screenshot(path=str(artifacts_dir / "chat-summary-failed-phone.png"))
+    status = page.request.get(f"{live_server.url}/api/sessions/{session.uuid}/summary-status/").json()
+    assert status["state"] == "failed"
+    assert "context length exceeded" in status["last_error"]
+    assert recorder.page_errors == []
+
+
+def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
+    owner = UserFactory(username="bea")
+    session = ChatSessionFactory(owner=owner, title="Long conversation")
+    detail = " ".join(f"Point {n} adds another consideration about budgets, timing and trade-offs." for n in range(8))
+    for n in range(20):
+        # Each write commits and may fold older episodes into a summary.
+        EpisodeFactory(session=session, user_input=f"Question {n}: what else matters here?", response=detail)
+    assert Summary.objects.filter(session=session).exists()
+    page, recorder = open_page()
+    sign_in(page, live_server, "bea")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page.get_by_role("button", name="Context").click()
+    expect(page.locator("#context-result")).to_be_visible()
+    tokens = int(page.locator("#context-tokens").inner_text())
+    full = int(page.locator("#context-full").inner_text())
+    assert 0 < tokens < full
+    expect(page.locator("#context-saving")).to_have_text(
+        f"{full - tokens} tokens ({round((full - tokens) / full * 100)}%)"
+    )
+    expect(page.locator("#context-parts")).to_contain_text(re.compile(r"\d+ summar"))
+    expect(page.locator("#context-parts")).to_contain_text("8 recent episodes in full")
+    page.screenshot(path=str(artifacts_dir / "context-inspector-desktop.png"))
+    page.get_by_role("button", name="Close", exact=True).click()
+    expect(page.locator("#context-dialog")).to_be_hidden()
+    assert recorder.page_errors == []
+
+
+def test_model_down_shows_the_error_in_the_conversation(open_page, live_server, settings):
+    owner = UserFactory(username="carl")
+    session = ChatSessionFactory(owner=owner, title="No model")
+    settings.INFERENCE_BACKEND = "ollama"
+    settings.INFERENCE_SERVICE_URL = closed_port_url()
+    page, _ = open_page()
+    sign_in(page, live_server, "carl")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+
+    send(page, "Is anybody there?")
+    error = page.locator("#messages .episode.is-failed .msg-error-text")
+    expect(error).to_contain_text("not available", timeout=30_000)
+    expect(page.locator("#messages .episode.is-failed .msg-user")).to_contain_text("Not saved")
+    # The message is put back so it can be sent again.
+    expect(page.get_by_label("Message", exact=True)).to_have_value("Is anybody there?")
+    assert not Episode.objects.filter(session=session).exists()
+
+
+def test_session_gone(open_page, live_server):
+    owner = UserFactory(username="dora")
+    session = ChatSessionFactory(owner=owner, title="Short-lived")
+    page, _ = open_page()
+    sign_in(page, live_server, "dora")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    expect(page.locator("#empty-chat")).to_be_visible()
+
+    ChatSession.objects.filter(pk=session.pk).delete()
+    send(page, "Hello?")
+    alert = page.locator("#session-alert")
+    expect(alert).to_contain_text("This session no longer exists.")
+    expect(alert.get_by_role("link", name="Back to your sessions")).to_have_attribute("href", "/")
+    expect(page.get_by_label("Message", exact=True)).to_be_disabled()
+
+
+def test_list_page_create_rename_delete(open_page, live_server):
+    owner = UserFactory(username="erin")
+    ChatSessionFactory(owner=owner, title="Keep me")
+    page, _ = open_page(viewport=PHONE)
+    sign_in(page, live_server, "erin")
+
+    page.get_by_label("Title of the new session").fill("Temporary")
+    page.get_by_label("Title of the new session").press("Enter")
+    page.wait_for_url(re.compile(r"/sessions/"))
+    page.get_by_role("link", name="All sessions").click()
+    page.wait_for_url(f"{live_server.url}/")
+
+    row = page.locator(".session-row", has_text="Temporary")
+    row.get_by_text("Rename").click()
+    row.get_by_label("New title").fill("Renamed")
+    row.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash")).to_have_text("Session renamed.")
+    expect(page.locator(".session-title", has_text="Renamed")).to_be_visible()
+
+    page.locator(".session-row", has_text="Renamed").get_by_role("link", name="Delete").click()
+    page.get_by_role("button", name="Delete session").click()
+    page.wait_for_url(f"{live_server.url}/")
+    expect(page.locator(".session-title")).to_have_count(1)
+    assert list(ChatSession.objects.filter(owner=owner).values_list("title", flat=True)) == ["Keep me"]
+
+
+XSS_SCRIPT = "<script>window.__xss = 'script'</script>"
+XSS_IMG = "<img src=x onerror=\"window.__xss = 'img'\">"
+
+
+def test_user_and_model_text_never_runs(open_page, live_server, settings):
+    """Markup in episodes, summaries and the composer is shown as text, on
+    every path that puts it on the page. The browser ignores the page's
+    Content-Security-Policy here, so only the escaping stands in the way."""
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # only the hand-made row below, for now
+    owner = UserFactory(username="frank")
+    session = ChatSessionFactory(owner=owner, title=XSS_IMG)
+    episodes = [
+        EpisodeFactory(session=session, user_input=f"{XSS_SCRIPT} #{n}", response=f"{XSS_IMG} #{n}")
+        for n in range(HISTORY_PAGE_SIZE + 3)
+    ]
+    SummaryFactory(
+        session=session,
+        content=f"{XSS_SCRIPT} and {XSS_IMG}",
+        first_episode_id=episodes[0].pk,
+        last_episode_id=episodes[4].pk,
+    )
+    page, recorder = open_page(bypass_csp=True)
+    sign_in(page, live_server, "frank")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+
+    # Server-rendered history and cards.
+    expect(page.locator("#messages .episode")).to_have_count(HISTORY_PAGE_SIZE)
+    expect(page.locator("#chat-title")).to_have_text(XSS_IMG)
+    expect(page.locator("#summary-cards .summary-text").first).to_have_text(f"{XSS_SCRIPT} and {XSS_IMG}")
+
+    # Episodes loaded through the API.
+    page.get_by_role("button", name="Load earlier messages").click()
+    expect(page.locator("#messages .episode")).to_have_count(len(episodes))
+    expect(page.locator("#messages .episode").first.locator(".msg-user")).to_have_text(f"{XSS_SCRIPT} #0")
+    expect(page.get_by_role("button", name="Load earlier messages")).to_be_hidden()
+
+    # Typed and streamed text. This turn also gets the rest summarized: the
+    # digest quotes the markup, and the script renders the new cards.
+    settings.SUMMARY_THRESHOLD_TOKENS = 200
+    send(page, f"{XSS_IMG} typed")
+    wait_for_turns(page, len(episodes) + 1)
+    expect(page.locator("#messages .episode").last.locator(".msg-user .msg-body")).to_have_text(f"{XSS_IMG} typed")
+    # The row was not curated, so it is updated cumulatively: its range grows
+    # and its text now quotes later episodes' markup too.
+    row = Summary.objects.get(session=session)
+    assert row.last_episode_id > episodes[4].pk
+    card = page.locator("#summary-cards .summary-card")
+    expect(card.locator(".summary-range")).to_have_text(f"Episodes {episodes[0].pk}–{row.last_episode_id}")
+    expect(card.locator(".summary-text")).to_have_text(row.content)
+    expect(card.locator(".summary-text")).to_contain_text(f"{XSS_SCRIPT} and {XSS_IMG}")
+    expect(card.locator(".summary-text")).to_contain_text(f"{XSS_SCRIPT} #")
+
+    # The context inspector quotes all of it.
+    page.get_by_role("button", name="Context").click()
+    expect(page.locator("#context-prompt")).to_contain_text("<img src=x onerror=")
+
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("main img, main script").count() == 0
+    assert recorder.dialogs == []
+    assert recorder.page_errors == []
+
+
+def test_screenshots(open_page, live_server, artifacts_dir, settings):
+    """The session list and the chat window at desktop and phone widths,
+    saved into test-artifacts/ for people to look at."""
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # the rows below are the only ones
+    owner = UserFactory(username="gina")
+    ChatSessionFactory(owner=owner, title="Garden irrigation ideas")
+    lisbon = ChatSessionFactory(owner=owner, title="Trip to Lisbon")
+    ChatSessionFactory(owner=owner, title="")
+    pairs = [
+        (MESSAGES[0], "Lisbon is very walkable for families if you stay central. Baixa and Chiado are flat-ish, "
+         "well served by trams and metro, and close to the river."),
+        (MESSAGES[1], "Baixa, Chiado and Príncipe Real are the easiest. Avoid steep Alfama streets with a "
+         "stroller; tram 28 is fun but crowded."),
+        (MESSAGES[2], "Keep day one gentle: a late lunch in Baixa, the Santa Justa lift, then an early "
+         "evening at the riverside Ribeira das Naus."),
+        (MESSAGES[3], "Sintra is 40 minutes by train from Rossio; leave before 9 to beat the queues. "
+         "Cascais is an easy beach afternoon from Cais do Sodré."),
+        (MESSAGES[4], "Try bifanas, grilled chicken and of course pastel de nata, warm from Manteigaria "
+         "near Chiado.\nMost kids love the custard tarts with cinnamon."),
+    ]
+    episodes = [EpisodeFactory(session=lisbon, user_input=q, response=a) for q, a in pairs]
+    SummaryFactory(
+        session=lisbon,
+        content="The user is planning a four-day family trip to Lisbon in May with two children and asked "
+        "where to stay without a car. The assistant recommended Baixa and Chiado for trams and metro.",
+        first_episode_id=episodes[0].pk,
+        last_episode_id=episodes[1].pk,
+        curated=True,
+    )
+    SummaryFactory(
+        session=lisbon,
+        content="They discussed a gentle first day and train day trips to Sintra and Cascais, leaving early.",
+        first_episode_id=episodes[2].pk,
+        last_episode_id=episodes[3].pk,
+    )
+
+    for name, viewport in [("desktop", None), ("phone", PHONE)]:
+        page, recorder = open_page(viewport=viewport)
+        sign_in(page, live_server, "gina")
+        expect(page.locator(".session-row")).to_have_count(3)
+        page.screenshot(path=str(artifacts_dir / f"session-list-{name}.png"), full_page=True)
+
+        page.goto(f"{live_server.url}/sessions/{lisbon.uuid}/")
+        expect(page.locator("#summary-status-line")).to_have_text(re.compile(r"not summarised yet|Up to date"))
+        if name == "desktop":
+            expect(page.locator("#memory-panel")).to_be_visible()
+        else:
+            expect(page.locator("#memory-panel")).to_be_hidden()
+        page.screenshot(path=str(artifacts_dir / f"chat-{name}.png"))
+
+        if name == "phone":
+            page.get_by_role("button", name="Session memory").click()
+            expect(page.locator("#memory-panel")).to_be_visible()
+            expect(page.locator(".summary-card")).to_have_count(2)
+            expect(page.locator(".curated-mark")).to_have_count(1)
+            page.screenshot(path=str(artifacts_dir / "chat-memory-phone.png"))
+            page.keyboard.press("Escape")
+            expect(page.locator("#memory-panel")).to_be_hidden()
+            expect(page.get_by_role("button", name="Session memory")).to_be_focused()
+        assert recorder.page_errors == []
