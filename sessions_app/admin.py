@@ -93,7 +93,7 @@ class SummaryInline(admin.TabularInline):
 class ChatSessionAdmin(admin.ModelAdmin):
     list_display = (
         "__str__",
-        "uuid",
+        "uuid_display",
         "owner",
         "episode_count",
         "total_tokens",
@@ -137,6 +137,10 @@ class ChatSessionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Sessions belong to their owners' chats; they are created there.
         return False
+
+    @admin.display(description="uuid", ordering="uuid")
+    def uuid_display(self, obj: ChatSession) -> str:
+        return format_html('<code style="white-space: nowrap">{}</code>', obj.uuid)
 
     @admin.display(description="episodes", ordering="episode_count")
     def episode_count(self, obj: ChatSession) -> int:

@@ -164,6 +164,17 @@ def test_session_filter_by_owner_username(staff_browser):
     assert 'name="owner" value="Alice"' in html  # the box keeps what was typed
 
 
+@pytest.mark.parametrize(
+    ("url", "param"), [(SESSIONS_URL, "owner"), (EPISODES_URL, "session"), (SUMMARIES_URL, "session")]
+)
+def test_filter_counts_can_be_shown(staff_browser, url, param):
+    session = make_sessions(1)[0]
+    value = session.owner.username if param == "owner" else str(session.uuid)
+    response = staff_browser.get(url, {"_facets": "1", param: value})
+    assert response.status_code == 200
+    assert response.context["cl"].result_count >= 1
+
+
 def test_owner_filter_keeps_the_other_parameters(staff_browser):
     ChatSessionFactory(owner=UserFactory(username="alice"))
     html = staff_browser.get(SESSIONS_URL, {"owner": "alice", "activity": "today", "q": "x"}).content.decode()
