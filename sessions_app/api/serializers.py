@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import MetadataField, check_storable_text, text_field
+from sessions_app.api.validators import LimitedTextField, MetadataField, check_storable_text
 from sessions_app.models import ChatSession, Episode
 
 
@@ -55,31 +54,23 @@ class SessionSerializer(serializers.ModelSerializer):
             return "idle"
 
 
-class EpisodeSerializer(serializers.ModelSerializer):
-    """An episode as read; writes go through :class:`EpisodeWriteSerializer`."""
+class EpisodeSerializer(serializers.Serializer):
+    """An episode as read (declared fields: no model introspection per request)."""
 
+    id = serializers.IntegerField(read_only=True)
+    user_input = serializers.CharField(read_only=True)
+    response = serializers.CharField(read_only=True)
+    token_count = serializers.IntegerField(read_only=True)
     metadata = MetadataField(read_only=True)
-
-    class Meta:
-        model = Episode
-        fields = ["id", "user_input", "response", "token_count", "metadata", "created_at"]
-        read_only_fields = fields
+    created_at = serializers.DateTimeField(read_only=True)
 
 
 class EpisodeWriteSerializer(serializers.Serializer):
     """One exchange to store. The token count is always computed by the server."""
 
-    user_input = serializers.CharField()
-    response = serializers.CharField(allow_blank=True)
+    user_input = LimitedTextField(limit_setting="EPISODE_MAX_CHARS")
+    response = LimitedTextField(limit_setting="EPISODE_MAX_CHARS", allow_blank=True)
     metadata = MetadataField()
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        # Built per instance so the limit follows settings (and test overrides).
-        limit = settings.EPISODE_MAX_CHARS
-        fields = super().get_fields()
-        fields["user_input"] = text_field(max_chars=limit)
-        fields["response"] = text_field(max_chars=limit, allow_blank=True)
-        return fields
 
 
 class EpisodeStatsSerializer(serializers.Serializer):

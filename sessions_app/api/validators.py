@@ -68,3 +68,19 @@ def text_field(*, max_chars: int, allow_blank: bool = False, **kwargs: Any) -> s
     )
     field.validators.append(check_storable_text)
     return field
+
+
+class LimitedTextField(serializers.CharField):
+    """Text whose length limit is a setting, read whenever a serializer is made.
+
+    DRF copies declared fields into each serializer instance by calling the
+    field's ``__init__`` again, so the limit follows settings (and tests'
+    overrides) without rebuilding fields by hand; the schema shows it too.
+    Whitespace is kept as written; text the database cannot store is refused.
+    """
+
+    def __init__(self, *, limit_setting: str, **kwargs: Any) -> None:
+        kwargs["max_length"] = getattr(settings, limit_setting)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+        self.validators.append(check_storable_text)

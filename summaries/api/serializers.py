@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import text_field
+from sessions_app.api.validators import LimitedTextField
 from summaries.models import SummarizationState, Summary
 
 
@@ -37,34 +36,19 @@ class SummarySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _content_field() -> serializers.CharField:
-    # Built per serializer instance so the limit follows settings.
-    return text_field(max_chars=settings.SUMMARY_CONTENT_MAX_CHARS)
-
-
 class SummaryCreateSerializer(serializers.Serializer):
     """A row written by a person; the server counts its tokens and marks it curated."""
 
     session = serializers.UUIDField()
-    content = serializers.CharField()
+    content = LimitedTextField(limit_setting="SUMMARY_CONTENT_MAX_CHARS")
     first_episode_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     last_episode_id = serializers.IntegerField(min_value=1, max_value=MAX_ID)
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        fields["content"] = _content_field()
-        return fields
 
 
 class SummaryUpdateSerializer(serializers.Serializer):
     """Only the text of a row can be changed; the row then counts as curated."""
 
-    content = serializers.CharField()
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        fields["content"] = _content_field()
-        return fields
+    content = LimitedTextField(limit_setting="SUMMARY_CONTENT_MAX_CHARS")
 
 
 class SummarizationStatusSerializer(serializers.Serializer):

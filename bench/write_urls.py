@@ -1,0 +1,53 @@
+"""The production URLs plus a bare view for the write benchmark (never in production).
+
+``bench/bare-episode/<session_pk>/`` does only what the API's single write
+ends in: parse the JSON body, count tokens and INSERT the row. No DRF, no
+authentication, no visibility check, no counters, no signal.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+
+from nexus.urls import urlpatterns as production_urlpatterns
+from sessions_app.models import Episode
+from sessions_app.tokens import count_episode_tokens
+
+
+@csrf_exempt
+def bare_episode_create(request: HttpRequest, session_pk: int) -> JsonResponse:
+    data = json.loads(request.body)
+    user_input, response = data["user_input"], data["response"]
+    # bulk_create: the same INSERT ... RETURNING as save(), without post_save.
+    (episode,) = Episode.objects.bulk_create(
+        [
+            Episode(
+                session_id=session_pk,
+                user_input=user_input,
+                response=response,
+                token_count=count_episode_tokens(user_input, response),
+                metadata=data.get("metadata") or {},
+            )
+        ]
+    )
+    return JsonResponse(
+        {
+            "id": episode.pk,
+            "user_input": episode.user_input,
+            "response": episode.response,
+            "token_count": episode.token_count,
+            "metadata": episode.metadata,
+            "created_at": episode.created_at.isoformat(),
+        },
+        status=201,
+    )
+
+
+urlpatterns = [
+    path("bench/bare-episode/<int:session_pk>/", bare_episode_create),
+    *production_urlpatterns,
+]
