@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 # Seconds for the broker's socket operations and for waiting on any one check.
 BROKER_TIMEOUT = 1.0
@@ -143,7 +143,7 @@ def run_checks() -> dict[str, dict[str, Any]]:
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     checks = run_checks()
     failed = [name for name, result in checks.items() if not result["ok"]]

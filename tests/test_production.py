@@ -251,6 +251,8 @@ def test_healthz_answers_200_with_a_report(client, settings):
     assert all(check["ok"] for check in body["checks"].values())
     assert body["checks"]["broker"]["mode"] == "in-process"
     assert response["Cache-Control"].startswith("max-age=0")
+    assert client.head("/healthz").status_code == 200  # load balancers often probe with HEAD
+    assert client.post("/healthz").status_code == 405
 
 
 def test_healthz_names_the_broker_when_redis_stops(client, settings, own_redis):
