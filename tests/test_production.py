@@ -407,6 +407,8 @@ def test_usage_page_in_the_admin(client, staff_user, owner, usage_data):
     assert one.status_code == 200
     assert "short one" not in one.content.decode()
     assert client.get("/admin/usage/", {"session": "nope"}).status_code == 404
+    index = client.get("/admin/").content.decode()
+    assert 'href="/admin/usage/"' in index
 
 
 # --- export_session / import_transcript -----------------------------------------
