@@ -17,7 +17,6 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -163,11 +162,23 @@ def run_session(
             if gate is None:
                 result.outcome = RunOutcome.GONE
                 return result
-            if (force or gate.fires) and gate.last_episode_id is not None:
-                for outcome in _fold(session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result):
-                    if outcome is StoreOutcome.LOST_LEASE:
-                        result.outcome = RunOutcome.LOST
-                        return result
+            if result.calls >= MAX_PASSES_PER_RUN:
+                return _hand_over(session_pk, owner, result)
+            stored: StoreOutcome | None = None
+            if force and gate.last_episode_id is not None and gate.covered_through < gate.last_episode_id:
+                # Forced (manual request, rebuild): fold everything there is now.
+                stored = _one_pass(session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result)
+            elif gate.fires:
+                # One chunk at a time, re-checking the gate after each: a chunk
+                # takes as much of the tail as fits the cap, and a remainder
+                # under SUMMARY_MIN_EPISODES waits for later writes, so calls
+                # are full rather than many small leftovers.
+                stored = _one_pass(session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result)
+            if stored is StoreOutcome.LOST_LEASE:
+                result.outcome = RunOutcome.LOST
+                return result
+            if stored is not None:
+                continue
             force = False
             released = leases.release(session_pk, owner)
             if released is leases.Release.DONE:
@@ -181,50 +192,61 @@ def run_session(
         raise
 
 
-def _fold(
-    session_pk: int, owner: str, through_id: int, client: Client, session_uuid: str, result: RunResult
-) -> Iterator[StoreOutcome]:
-    """Fold everything up to ``through_id`` into the chain, one call per chunk, oldest first."""
-    while result.calls < MAX_PASSES_PER_RUN:
-        latest_row = selectors.latest_summary(session_pk)
-        covered = latest_row.last_episode_id if latest_row else 0
-        if covered >= through_id:
-            return
-        episodes = selectors.tail_for_chunk(
-            session_pk, after_id=covered, through_id=through_id, max_chars=settings.SUMMARY_MAX_CHARS
-        )
-        if not episodes:
-            return
-        plan = plan_pass(
-            session_pk=session_pk,
-            latest=snapshot(latest_row) if latest_row else None,
-            covered_through=covered,
-            episodes=episodes,
-            max_tokens=settings.SUMMARY_MAX_TOKENS,
-            max_chars=settings.SUMMARY_MAX_CHARS,
-        )
-        # Extend the lease before a call that may take up to the client timeout.
-        if not leases.hold(session_pk, owner):
-            yield StoreOutcome.LOST_LEASE
-            return
-        result.calls += 1
-        answer, _ = _call(
-            client, plan.prompt, session_uuid=session_uuid, episode_range=plan.episode_range, kind=plan.action.value
-        )
-        stored, _row = summary_store_pass(plan=plan, result=answer, owner=owner)
-        result.stored.append(stored)
-        _log(
-            session_uuid,
-            plan.episode_range,
-            kind=plan.action.value,
-            outcome=stored.value,
-            prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens,
-            duration_ms=answer.duration_ms,
-            prompt=plan.prompt,
-            answer=answer.text,
-        )
-        yield stored
+def _hand_over(session_pk: int, owner: str, result: RunResult) -> RunResult:
+    """A run that made MAX_PASSES_PER_RUN calls frees the session and queues a
+    fresh task for the rest, so no single task holds a session for hours."""
+    from summaries.services import enqueue_run
+
+    while leases.release(session_pk, owner) is leases.Release.RERUN:
+        pass
+    leases.mark_queued(session_pk)
+    enqueue_run(session_pk=session_pk)
+    return result
+
+
+def _one_pass(
+    session_pk: int, owner: str, through_id: int | None, client: Client, session_uuid: str, result: RunResult
+) -> StoreOutcome | None:
+    """Fold the oldest un-summarized chunk (up to ``through_id``) into the
+    chain with one model call; None when there is nothing to fold."""
+    latest_row = selectors.latest_summary(session_pk)
+    covered = latest_row.last_episode_id if latest_row else 0
+    if through_id is None or covered >= through_id:
+        return None
+    episodes = selectors.tail_for_chunk(
+        session_pk, after_id=covered, through_id=through_id, max_chars=settings.SUMMARY_MAX_CHARS
+    )
+    if not episodes:
+        return None
+    plan = plan_pass(
+        session_pk=session_pk,
+        latest=snapshot(latest_row) if latest_row else None,
+        covered_through=covered,
+        episodes=episodes,
+        max_tokens=settings.SUMMARY_MAX_TOKENS,
+        max_chars=settings.SUMMARY_MAX_CHARS,
+    )
+    # Extend the lease before a call that may take up to the client timeout.
+    if not leases.hold(session_pk, owner):
+        return StoreOutcome.LOST_LEASE
+    result.calls += 1
+    answer, _ = _call(
+        client, plan.prompt, session_uuid=session_uuid, episode_range=plan.episode_range, kind=plan.action.value
+    )
+    stored, _row = summary_store_pass(plan=plan, result=answer, owner=owner)
+    result.stored.append(stored)
+    _log(
+        session_uuid,
+        plan.episode_range,
+        kind=plan.action.value,
+        outcome=stored.value,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        duration_ms=answer.duration_ms,
+        prompt=plan.prompt,
+        answer=answer.text,
+    )
+    return stored
 
 
 def _fold_range(

@@ -350,20 +350,23 @@ def _actor(actor_pk: int | None) -> Any:
 
 def sweep_pending(*, synchronous: bool = False, limit: int = 500) -> list[int]:
     """Find sessions with pending work and enqueue them (or, ``synchronous``,
-    run them here, one after another). Returns their primary keys.
+    run them here, one after another). Returns the primary keys of the
+    sessions enqueued (or run); a broker outage returns fewer.
 
     This is what makes a broker outage harmless: writes during the outage
     could not enqueue, but their gate still fires, so the next sweep finds them.
     """
-    session_pks = selectors.sessions_with_pending_work(limit=limit)
-    for session_pk in session_pks:
+    done: list[int] = []
+    for session_pk in selectors.sessions_with_pending_work(limit=limit):
         if synchronous:
             import uuid
 
             from summaries.runner import run_session
 
             run_session(session_pk=session_pk, owner=f"sweep-{uuid.uuid4()}")
+            done.append(session_pk)
         else:
             leases.mark_queued(session_pk)
-            enqueue_run(session_pk=session_pk)
-    return session_pks
+            if enqueue_run(session_pk=session_pk):
+                done.append(session_pk)
+    return done

@@ -257,3 +257,42 @@ def test_regenerate_and_rebuild_are_queued_after_commit(session, sent, django_ca
         ("summaries.tasks.rebuild_session", {"session_pk": session.pk, "actor_pk": staff_user.pk}),
     ]
     assert state_of(session).state == "queued"
+
+
+# --- management commands ----------------------------------------------------------------
+
+
+def test_summarize_pending_command_enqueues_due_sessions(owner, sent):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    s = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    out = StringIO()
+    call_command("summarize_pending", stdout=out)
+    assert sent == [("summaries.tasks.summarize_session", {"session_pk": s.pk, "force": False})]
+    assert "Enqueued 1 session" in out.getvalue()
+
+
+def test_summarize_session_command_runs_forced_and_rebuilds(owner, fake_model, settings):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from summaries.models import Summary
+
+    settings.INFERENCE_BACKEND = "ollama"
+    settings.INFERENCE_SERVICE_URL = fake_model.url
+    s = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(2, session=s)  # under the gate: the command forces it
+    out = StringIO()
+    call_command("summarize_session", str(s.uuid), stdout=out)
+    assert "1 model call(s); state idle, 0 episode(s)" in out.getvalue()
+    row = Summary.objects.get(session=s)
+    call_command("summarize_session", str(s.uuid), "--rebuild", stdout=out)
+    assert len(fake_model.requests) == 2
+    row.refresh_from_db()
+    assert row.revisions.filter(source="regenerate").exists()
+    with pytest.raises(CommandError):
+        call_command("summarize_session", "not-a-uuid")

@@ -1,0 +1,393 @@
+"""Fixtures and helpers for integration tests: PostgreSQL + Redis + real Celery
+worker processes + the fake model server in its own process.
+
+Use them from a test module with::
+
+    from tests.integration_support import *  # noqa: F401,F403 (fixtures)
+
+    pytestmark = [pytest.mark.integration]
+
+    def test_something(worker_fleet, fake_model_process):
+        fleet = worker_fleet(2, model_url=fake_model_process.url)
+        ...
+
+What they guarantee:
+
+- ``live_database``: the pytest-django test database with data committed for
+  real (``transactional_db``), and a ``DATABASE_URL`` naming that test
+  database for subprocesses. PostgreSQL only.
+- ``redis_url``: ``NEXUS_TEST_REDIS_URL`` if it answers a PING.
+- ``own_redis``: a private ``redis-server`` on a free port, for tests that stop
+  and restart the broker; the machine's Redis is never touched.
+- ``worker_fleet``: starts N ``celery -A nexus worker`` processes (prefork,
+  concurrency 1 each) on a queue name of their own, so parallel runs never
+  take each other's messages; points the test process's Celery app at the
+  same broker and queue; waits until every worker is ready; stops them all
+  (their whole process groups) afterwards.
+- ``wait_until``: a bounded poll; it fails the test with a message instead
+  of hanging.
+
+A missing service skips the test, unless ``NEXUS_REQUIRE_SERVICES=1`` (CI),
+where it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.db import connection
+
+from nexus.celery import app as celery_app
+
+__all__ = [
+    "LiveDatabase",
+    "RedisServer",
+    "WorkerFleet",
+    "free_port",
+    "live_database",
+    "own_redis",
+    "redis_url",
+    "require_or_skip",
+    "services_required",
+    "use_broker",
+    "wait_until",
+    "worker_fleet",
+]
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def services_required() -> bool:
+    return os.environ.get("NEXUS_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def require_or_skip(reason: str) -> None:
+    """Skip (or, when services are required, fail) with ``reason``."""
+    if services_required():
+        pytest.fail(f"NEXUS_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(
+    condition: Callable[[], Any], *, timeout: float = 30.0, interval: float = 0.1, message: str = "condition"
+) -> Any:
+    """Poll ``condition`` until it returns something truthy (returned), or
+    fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {message}", pytrace=False)
+        time.sleep(interval)
+
+
+# --- PostgreSQL ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveDatabase:
+    url: str  # DATABASE_URL for subprocesses: the test database
+    name: str
+
+
+@pytest.fixture
+def live_database(transactional_db: None) -> LiveDatabase:
+    """The test database, committed for real and reachable from other processes."""
+    if connection.vendor != "postgresql":
+        require_or_skip("integration tests need PostgreSQL (set DATABASE_URL=postgres://...)")
+    s = connection.settings_dict
+    auth = quote(s.get("USER") or "", safe="")
+    if s.get("PASSWORD"):
+        auth += ":" + quote(s["PASSWORD"], safe="")
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    url = f"postgres://{auth}@{host}:{port}/{s['NAME']}"
+    return LiveDatabase(url=url, name=s["NAME"])
+
+
+# --- Redis -----------------------------------------------------------------------------
+
+
+def _ping(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping())
+    except Exception:  # noqa: BLE001 - any failure means "not reachable"
+        return False
+
+
+@pytest.fixture
+def redis_url() -> str:
+    url = os.environ.get("NEXUS_TEST_REDIS_URL", "").strip()
+    if not url:
+        require_or_skip("NEXUS_TEST_REDIS_URL is not set")
+    if not _ping(url):
+        require_or_skip(f"Redis at {url} does not answer")
+    return url
+
+
+class RedisServer:
+    """A private redis-server on a free 127.0.0.1 port, without persistence.
+
+    ``stop()`` and ``start()`` again reuse the same port, so clients that
+    reconnect find it where it was.
+    """
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="nexus-redis-")
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> RedisServer:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            require_or_skip("redis-server is not installed")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--logfile", os.path.join(self.dir, "redis.log")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while not _ping(self.url):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                pytest.fail("own redis-server did not start", pytrace=False)
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+# --- the test process's Celery app -------------------------------------------------------
+
+
+def _reset_connections() -> None:
+    from kombu import pools
+
+    pool = celery_app._pool
+    if pool is not None:
+        with contextlib.suppress(Exception):
+            pool.force_close_all()
+    celery_app._pool = None
+    # kombu keeps producer pools per connection URL process-wide; a closed
+    # one would be handed out again for the same URL.
+    with contextlib.suppress(Exception):
+        pools.reset()
+    amqp = celery_app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+        # Cached from the old default queue name.
+        for cached in ("queues", "default_queue", "router"):
+            amqp.__dict__.pop(cached, None)
+
+
+@contextlib.contextmanager
+def use_broker(broker_url: str, queue: str) -> Iterator[None]:
+    """Make this process enqueue for real to ``broker_url``/``queue`` (the test
+    settings run tasks eagerly), and put everything back afterwards."""
+    keys = ("broker_url", "task_always_eager", "task_default_queue", "broker_transport_options")
+    saved = {key: celery_app.conf[key] for key in keys}
+    celery_app.conf.update(
+        broker_url=broker_url,
+        task_always_eager=False,
+        task_default_queue=queue,
+        broker_transport_options={"visibility_timeout": 60},
+    )
+    _reset_connections()
+    try:
+        yield
+    finally:
+        celery_app.conf.update(saved)
+        _reset_connections()
+
+
+# --- worker processes ----------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def children(self) -> list[int]:
+        """Pids of the pool's child processes (the ones that run tasks)."""
+        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        try:
+            return [int(pid) for pid in path.read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            return []
+
+
+@dataclass
+class WorkerFleet:
+    broker_url: str
+    queue: str
+    env: dict[str, str]
+    log_dir: Path
+    workers: list[Worker] = field(default_factory=list)
+
+    def start(self, count: int, timeout: float = 60.0) -> WorkerFleet:
+        for i in range(count):
+            name = f"w{i}-{self.queue}"
+            log_path = self.log_dir / f"{name}.log"
+            log = open(log_path, "wb")  # noqa: SIM115 - handed to the child, closed below
+            process = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "nexus", "worker", "--pool", "prefork", "--concurrency", "1",
+                 "--queues", self.queue, "--hostname", f"{name}@%h", "--loglevel", "INFO",
+                 "--without-gossip", "--without-mingle", "--without-heartbeat", "--prefetch-multiplier", "1"],
+                cwd=PROJECT_ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stopped as a whole
+            )
+            log.close()
+            self.workers.append(Worker(name, process, log_path))
+        for worker in self.workers:
+            wait_until(
+                lambda w=worker: " ready." in w.log() or w.process.poll() is not None,
+                timeout=timeout,
+                message=f"worker {worker.name} to be ready",
+            )
+            if worker.process.poll() is not None:
+                pytest.fail(f"worker {worker.name} exited:\n{worker.log()[-3000:]}", pytrace=False)
+        return self
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for worker in self.workers:
+            try:
+                worker.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(5)
+
+    def queue_length(self) -> int:
+        import redis
+
+        return int(redis.Redis.from_url(self.broker_url, socket_timeout=2).llen(self.queue))
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {w.name}\n{w.log()[-4000:]}" for w in self.workers)
+
+
+def worker_env(*, database_url: str, broker_url: str, queue: str, model_url: str, **overrides: str) -> dict[str, str]:
+    """Environment for worker processes: the test database, the broker and
+    queue, the fake model server, and short timeouts so failures show fast."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DJANGO_SETTINGS_MODULE"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="nexus.settings",
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY="integration-test-only",
+        DATABASE_URL=database_url,
+        CELERY_BROKER_URL=broker_url,
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_VISIBILITY_TIMEOUT="60",
+        INFERENCE_BACKEND="ollama",
+        INFERENCE_SERVICE_URL=model_url,
+        INFERENCE_TIMEOUT_SECONDS="2",
+        INFERENCE_CONNECT_TIMEOUT_SECONDS="1",
+        SUMMARY_LEASE_SECONDS="20",
+        SUMMARY_MAX_RETRIES="3",
+        SUMMARY_RETRY_BACKOFF_MAX="1",
+        SUMMARY_RETRY_AFTER_SECONDS="0",
+        LOG_LEVEL="INFO",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture
+def worker_fleet(live_database: LiveDatabase, redis_url: str, tmp_path: Path) -> Iterator[Callable[..., WorkerFleet]]:
+    """A factory: ``worker_fleet(n, model_url=..., broker_url=None, **env)``
+    starts ``n`` workers on a fresh queue and points this process at it."""
+    fleets: list[WorkerFleet] = []
+    stack = contextlib.ExitStack()
+
+    def start(count: int, *, model_url: str, broker_url: str | None = None, **overrides: str) -> WorkerFleet:
+        broker = broker_url or redis_url
+        queue = f"nexus-test-{uuid.uuid4().hex[:10]}"
+        env = worker_env(
+            database_url=live_database.url, broker_url=broker, queue=queue, model_url=model_url, **overrides
+        )
+        fleet = WorkerFleet(broker_url=broker, queue=queue, env=env, log_dir=tmp_path)
+        fleets.append(fleet)
+        stack.enter_context(use_broker(broker, queue))
+        return fleet.start(count)
+
+    try:
+        yield start
+    finally:
+        for fleet in fleets:
+            fleet.stop()
+            with contextlib.suppress(Exception):
+                import redis
+
+                redis.Redis.from_url(fleet.broker_url, socket_timeout=1).delete(fleet.queue)
+        stack.close()
