@@ -27,7 +27,7 @@ queries whatever the number of sessions:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -173,26 +173,55 @@ def session_usage(session: ChatSession) -> SessionUsage:
     return session_usage_rows(sessions_with_usage(ChatSession.objects.filter(pk=session.pk)))[0]
 
 
-def usage_totals(rows: Iterable[SessionUsage]) -> dict[str, Any]:
-    """Sums of the per-session figures, with the overall savings ratio."""
-    totals: dict[str, Any] = {key: 0 for key in COUNTERS}
-    sessions = 0
+def _empty_totals() -> dict[str, Any]:
+    return {"sessions": 0, **{key: 0 for key in COUNTERS}}
+
+
+def _add(totals: dict[str, Any], rows: Iterable[SessionUsage]) -> None:
     for row in rows:
-        sessions += 1
+        totals["sessions"] += 1
         for key in COUNTERS:
             totals[key] += row[key]
+
+
+def _finish(totals: dict[str, Any]) -> dict[str, Any]:
     full = totals["full_history_tokens"]
-    totals["sessions"] = sessions
     totals["savings_ratio"] = round(totals["saved_tokens"] / full, 4) if full else 0.0
     return totals
 
 
-def usage_report(*, queryset: QuerySet[ChatSession] | None = None, limit: int = 50) -> dict[str, Any]:
+def usage_totals(rows: Iterable[SessionUsage]) -> dict[str, Any]:
+    """Sums of the per-session figures, with the overall savings ratio."""
+    totals = _empty_totals()
+    _add(totals, rows)
+    return _finish(totals)
+
+
+def usage_report(
+    *, queryset: QuerySet[ChatSession] | None = None, limit: int = 50, chunk_size: int = 500
+) -> dict[str, Any]:
     """Overall totals over every session in ``queryset`` and the ``limit``
-    sessions with the longest history, largest first."""
+    sessions with the longest history, largest first.
+
+    Sessions are read in chunks (two queries per chunk), so memory stays
+    bounded by the chunk and the rows shown, however many sessions there are.
+    """
     qs = sessions_with_usage(queryset).order_by("-cached_total_tokens", "-pk")
-    all_rows = session_usage_rows(qs.iterator(chunk_size=500))
-    return {
-        "totals": usage_totals(all_rows),
-        "sessions": all_rows[:limit],
-    }
+    totals = _empty_totals()
+    shown: list[SessionUsage] = []
+    for chunk in _chunked(qs.iterator(chunk_size=chunk_size), chunk_size):
+        rows = session_usage_rows(chunk)
+        _add(totals, rows)
+        shown.extend(rows[: max(0, limit - len(shown))])
+    return {"totals": _finish(totals), "sessions": shown}
+
+
+def _chunked(items: Iterable[ChatSession], size: int) -> Iterator[list[ChatSession]]:
+    chunk: list[ChatSession] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

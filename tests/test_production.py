@@ -393,6 +393,18 @@ def test_usage_queries_do_not_grow_with_sessions(staff_client, usage_data, djang
         assert staff_client.get("/api/usage/").status_code == 200
 
 
+def test_usage_report_in_chunks_gives_the_same_figures(usage_data):
+    from summaries.usage import usage_report
+
+    for _ in range(3):
+        EpisodeFactory(session=ChatSessionFactory())
+    whole = usage_report(limit=50)
+    chunked = usage_report(limit=50, chunk_size=1)
+    assert chunked == whole
+    assert usage_report(limit=2)["sessions"] == whole["sessions"][:2]
+    assert whole["totals"]["sessions"] == 5
+
+
 def test_usage_page_in_the_admin(client, staff_user, owner, usage_data):
     client.force_login(owner)
     assert client.get("/admin/usage/").status_code == 302  # not staff: to the admin login
