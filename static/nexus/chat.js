@@ -735,6 +735,7 @@
       el.contextSaving.textContent = saved + " tokens (" + Math.round((saved / full) * 100) + "%)";
     } else {
       el.contextSaving.textContent = "none yet";
+      el.contextSaving.title = "The whole history is still small enough to send as it is.";
     }
     el.contextSaving.parentNode.classList.toggle("is-zero", !(saved > 0));
     el.contextParts.textContent = [

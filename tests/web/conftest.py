@@ -20,7 +20,9 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's event loop stays in this thread
+# while the browser is open, and other test modules should not run inside it.
+@pytest.fixture(scope="module")
 def browser() -> Iterator:
     if not os.path.exists(CHROMIUM):
         if os.environ.get("NEXUS_REQUIRE_SERVICES") == "1":

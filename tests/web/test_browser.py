@@ -401,6 +401,8 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
 
     for name, viewport in [("desktop", None), ("phone", PHONE)]:
         page, recorder = open_page(viewport=viewport)
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.screenshot(path=str(artifacts_dir / f"login-{name}.png"))
         sign_in(page, live_server, "gina")
         expect(page.locator(".session-row")).to_have_count(3)
         page.screenshot(path=str(artifacts_dir / f"session-list-{name}.png"), full_page=True)
@@ -422,4 +424,8 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
             page.keyboard.press("Escape")
             expect(page.locator("#memory-panel")).to_be_hidden()
             expect(page.get_by_role("button", name="Session memory")).to_be_focused()
+
+            page.get_by_role("button", name="Context").click()
+            expect(page.locator("#context-result")).to_be_visible()
+            page.screenshot(path=str(artifacts_dir / "context-inspector-phone.png"))
         assert recorder.page_errors == []
