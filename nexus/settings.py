@@ -170,6 +170,10 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # The browsable API only while debugging: content negotiation and HTML
+    # rendering cost every request something, and clients want JSON.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
 API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "300/minute")
