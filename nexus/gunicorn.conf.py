@@ -52,7 +52,9 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # Query strings can carry what people wrote (``/context/?question=...``), so the
 # access log leaves them out unless LOG_CONTENT=1, like the application logs.
 _query = "%(q)s" if os.environ.get("LOG_CONTENT", "").strip().lower() in {"1", "true", "yes", "on"} else ""
-access_log_format = '%(h)s "%(m)s %(U)s' + ("?" + _query if _query else "") + ' %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+access_log_format = (
+    '%(h)s "%(m)s %(U)s' + ("?" + _query if _query else "") + ' %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+)
 # X-Forwarded-* is trusted only from these addresses (the proxy in front);
 # gunicorn also reads FORWARDED_ALLOW_IPS itself.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
@@ -68,7 +70,11 @@ if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": "nexus.logging.JsonFormatter"}},
         "handlers": {
-            "error_console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+            "error_console": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            },
             "console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stdout"},
         },
         "loggers": {

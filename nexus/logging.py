@@ -19,13 +19,26 @@ from datetime import UTC, datetime
 from typing import Any
 
 # Attributes every LogRecord has; anything else on a record came from ``extra``.
-_RECORD_ATTRS = frozenset(
-    vars(logging.LogRecord("", logging.INFO, "", 0, "", None, None)).keys()
-) | {"message", "asctime", "taskName"}
+_RECORD_ATTRS = frozenset(vars(logging.LogRecord("", logging.INFO, "", 0, "", None, None)).keys()) | {
+    "message",
+    "asctime",
+    "taskName",
+}
 
 # Field names that hold user text.
 CONTENT_FIELDS = frozenset(
-    {"user_input", "response", "content", "prompt", "question", "reply", "answer", "messages", "text", "completion"}
+    {
+        "user_input",
+        "response",
+        "content",
+        "prompt",
+        "question",
+        "reply",
+        "answer",
+        "messages",
+        "text",
+        "completion",
+    }
 )
 REDACTED = "[redacted]"
 
@@ -80,5 +93,5 @@ def _log_content() -> bool:
         from django.conf import settings
 
         return bool(getattr(settings, "LOG_CONTENT", False))
-    except Exception:  # settings not configured (a bare script): keep text out
+    except Exception:  # noqa: BLE001 - settings not configured (a bare script): keep text out
         return False

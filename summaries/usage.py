@@ -86,9 +86,7 @@ def sessions_with_usage(queryset: QuerySet[ChatSession] | None = None) -> QueryS
     summaries = Summary.objects.filter(session=OuterRef("pk"))
     automatic = summaries.exclude(model="")
     revisions = SummaryRevision.objects.filter(summary__session=OuterRef("pk"), source__in=CALL_SOURCES)
-    revision_count = (
-        revisions.order_by().values("summary__session").annotate(n=Count("pk")).values("n")
-    )
+    revision_count = revisions.order_by().values("summary__session").annotate(n=Count("pk")).values("n")
     qs = qs.annotate(
         summary_rows=_per_session(summaries, Count("pk")),
         automatic_rows=_per_session(automatic, Count("pk")),

@@ -36,7 +36,13 @@ def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
     env.pop("DATABASE_URL", None)
     env.update(env_overrides)
     return subprocess.run(
-        [sys.executable, "manage.py", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+        [sys.executable, "manage.py", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
     )
 
 
@@ -61,8 +67,13 @@ def test_deploy_check_is_clean_under_production_settings():
 
 def test_deploy_check_complains_when_https_switches_are_off():
     result = manage(
-        "check", "--deploy", "--fail-level", "WARNING",
-        **PRODUCTION_ENV, DJANGO_SECURE_HSTS_SECONDS="0", DJANGO_SESSION_COOKIE_SECURE="0",
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        **PRODUCTION_ENV,
+        DJANGO_SECURE_HSTS_SECONDS="0",
+        DJANGO_SESSION_COOKIE_SECURE="0",
     )
     assert result.returncode != 0
     assert "security.W004" in result.stderr
@@ -89,7 +100,10 @@ def test_production_settings_trust_the_proxy_and_use_hashed_static_files():
 
 
 def test_debug_keeps_plain_http():
-    code = "from django.conf import settings as s; print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)"
+    )
     result = manage("shell", "-c", code, DJANGO_DEBUG="1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].split() == ["False", "False", "0"]
@@ -114,7 +128,11 @@ logging.getLogger("nexus.chat").info("chat turn", extra={"session": "s", "contex
 def emit_logs(**env: str) -> list[str]:
     result = subprocess.run(
         [sys.executable, "-c", EMIT],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "nexus.settings", "DJANGO_DEBUG": "1", **env},
     )
     assert result.returncode == 0, result.stderr
@@ -157,10 +175,22 @@ def test_gunicorn_access_lines_are_json_without_query_strings():
 
     from nexus.logging import JsonFormatter
 
-    atoms = {"m": "GET", "U": "/api/sessions/x/context/", "s": "200", "M": 12, "h": "10.0.0.1", "q": "question=secret"}
-    record = logging.LogRecord("gunicorn.access", logging.INFO, "", 0, '%(m)s %(U)s %(s)s', (atoms,), None)
+    atoms = {
+        "m": "GET",
+        "U": "/api/sessions/x/context/",
+        "s": "200",
+        "M": 12,
+        "h": "10.0.0.1",
+        "q": "question=secret",
+    }
+    record = logging.LogRecord("gunicorn.access", logging.INFO, "", 0, "%(m)s %(U)s %(s)s", (atoms,), None)
     line = json.loads(JsonFormatter().format(record))
-    assert (line["method"], line["path"], line["status"], line["duration_ms"]) == ("GET", "/api/sessions/x/context/", "200", 12)
+    assert (line["method"], line["path"], line["status"], line["duration_ms"]) == (
+        "GET",
+        "/api/sessions/x/context/",
+        "200",
+        12,
+    )
     assert "secret" not in json.dumps(line)
 
 
@@ -172,9 +202,19 @@ def gunicorn_config(**env: str) -> dict:
         "import json, runpy; c = runpy.run_path('nexus/gunicorn.conf.py'); "
         "print(json.dumps({k: v for k, v in c.items() if isinstance(v, (str, int, bool))}))"
     )
-    clean = {k: v for k, v in os.environ.items() if k not in {"PORT", "WEB_CONCURRENCY", "GUNICORN_BIND", "LOG_CONTENT"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"PORT", "WEB_CONCURRENCY", "GUNICORN_BIND", "LOG_CONTENT"}
+    }
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={**clean, **env}, timeout=30
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**clean, **env},
+        timeout=30,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -219,9 +259,21 @@ def own_redis(tmp_path):
         pytest.skip("redis-server is not installed")
     port = free_port()
     proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     import redis
 
@@ -313,17 +365,33 @@ def usage_data(settings, owner, other_user):
     a = ChatSessionFactory(owner=owner, title="long one")
     eps = [EpisodeFactory(session=a) for _ in range(12)]
     auto = SummaryFactory(
-        session=a, content="auto", token_count=30, first_episode_id=eps[0].pk, last_episode_id=eps[5].pk,
-        model="qwen2.5:1.5b", prompt_tokens=400, completion_tokens=60, duration_ms=900,
+        session=a,
+        content="auto",
+        token_count=30,
+        first_episode_id=eps[0].pk,
+        last_episode_id=eps[5].pk,
+        model="qwen2.5:1.5b",
+        prompt_tokens=400,
+        completion_tokens=60,
+        duration_ms=900,
     )
     for source in ("automatic", "automatic", "staff_edit"):
         SummaryRevision.objects.create(
-            summary=auto, source=source, content="older", token_count=5,
-            first_episode_id=eps[0].pk, last_episode_id=eps[3].pk,
+            summary=auto,
+            source=source,
+            content="older",
+            token_count=5,
+            first_episode_id=eps[0].pk,
+            last_episode_id=eps[3].pk,
         )
     SummaryFactory(
-        session=a, content="manual", token_count=10, first_episode_id=eps[6].pk, last_episode_id=eps[7].pk,
-        model="", curated=True,
+        session=a,
+        content="manual",
+        token_count=10,
+        first_episode_id=eps[6].pk,
+        last_episode_id=eps[7].pk,
+        model="",
+        curated=True,
     )
     b = ChatSessionFactory(owner=other_user, title="short one")
     b_eps = [EpisodeFactory(session=b) for _ in range(3)]
@@ -346,7 +414,9 @@ def test_usage_per_session_and_overall(staff_client, usage_data):
     want = expected_a(usage_data)
     rows = {row["session"]: row for row in body["sessions"]}
     a = rows[str(usage_data["a"].uuid)]
-    assert a["utility_calls"] == 3  # the automatic row + two automatic revisions; the staff edit is not a call
+    assert (
+        a["utility_calls"] == 3
+    )  # the automatic row + two automatic revisions; the staff edit is not a call
     assert (a["prompt_tokens"], a["completion_tokens"], a["utility_duration_ms"]) == (400, 60, 900)
     assert (a["episodes"], a["episodes_covered"], a["summary_rows"]) == (12, 8, 2)
     assert a["full_history_tokens"] == usage_data["a"].cached_total_tokens == want["full"]
@@ -479,11 +549,18 @@ def test_round_trip_keeps_every_episode_and_counts_tokens(owner, other_user, tmp
 def test_import_with_title_and_plain_episode_lines(owner, tmp_path, settings):
     settings.SUMMARY_THRESHOLD_TOKENS = 10**9
     path = tmp_path / "chat.jsonl"
-    path.write_text('{"user_input": "hi", "response": "hello"}\n\n{"user_input": "and?", "response": "more"}\n')
-    call_command("import_transcript", str(path), "--owner", "owner", "--title", "Imported", stdout=io.StringIO())
+    path.write_text(
+        '{"user_input": "hi", "response": "hello"}\n\n{"user_input": "and?", "response": "more"}\n'
+    )
+    call_command(
+        "import_transcript", str(path), "--owner", "owner", "--title", "Imported", stdout=io.StringIO()
+    )
     session = ChatSession.objects.get(owner=owner)
     assert session.title == "Imported"
-    assert list(Episode.objects.for_session(session.pk).values_list("user_input", flat=True)) == ["hi", "and?"]
+    assert list(Episode.objects.for_session(session.pk).values_list("user_input", flat=True)) == [
+        "hi",
+        "and?",
+    ]
 
 
 def test_bad_lines_are_reported_by_number_and_nothing_is_stored(owner, tmp_path):
@@ -494,7 +571,7 @@ def test_bad_lines_are_reported_by_number_and_nothing_is_stored(owner, tmp_path)
         b"not json\n"
         b'{"user_input": "x", "response": 5}\n'
         b'{"user_input": "ok", "response": "fine", "created_at": "yesterday"}\n'
-        b'\xff\xfe\n'
+        b"\xff\xfe\n"
         b'{"user_input": "ok", "response": "fine"}\n'
     )
     err = io.StringIO()
@@ -514,7 +591,10 @@ def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path
     monkeypatch.setattr(services, "summarization_request", lambda **kw: calls.append(kw))
     path = tmp_path / "long.jsonl"
     path.write_text(
-        "".join(json.dumps({"user_input": f"question {i} " * 20, "response": f"answer {i} " * 30}) + "\n" for i in range(40))
+        "".join(
+            json.dumps({"user_input": f"question {i} " * 20, "response": f"answer {i} " * 30}) + "\n"
+            for i in range(40)
+        )
     )
     call_command("import_transcript", str(path), "--owner", "owner", stdout=io.StringIO())
     session = ChatSession.objects.get(owner=owner)

@@ -51,7 +51,7 @@ def _wait(what: str, probe: Callable[[], Any], timeout: float, interval: float =
     while time.monotonic() < deadline:
         try:
             last = probe()
-        except Exception as exc:  # a process still starting refuses connections
+        except Exception as exc:  # noqa: BLE001 - a process still starting refuses connections
             last = exc
         else:
             if last:
@@ -122,9 +122,21 @@ def own_redis(tmp_path) -> Iterator[subprocess.Popen]:
         _missing("redis-server is not installed")
     port = _free_port()
     proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     import redis
 
@@ -148,7 +160,9 @@ def fake_model_process() -> Iterator[Any]:
         server.stop()
 
 
-def _stack_env(database_url: str, broker_url: str, model_url: str, port: int, tmp_path: Path) -> dict[str, str]:
+def _stack_env(
+    database_url: str, broker_url: str, model_url: str, port: int, tmp_path: Path
+) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -182,7 +196,13 @@ def _stack_env(database_url: str, broker_url: str, model_url: str, port: int, tm
 
 def _manage(env: dict[str, str], *args: str) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
@@ -208,7 +228,9 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
     env = _stack_env(postgres_url, own_redis.url, fake_model_process.url, port, tmp_path)
     _manage(env, "migrate", "--noinput")
     _manage(
-        env, "shell", "-c",
+        env,
+        "shell",
+        "-c",
         "from django.contrib.auth import get_user_model; "
         "get_user_model().objects.create_user('stacker', password='stack-pass-123')",
     )
@@ -217,16 +239,25 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
     with open(log, "wb") as out:
         stack = subprocess.Popen(
             [str(VENV_BIN / "honcho"), "start", "--no-colour", "--procfile", "Procfile"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     base = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=base, timeout=10) as http:
+
             def healthy() -> bool:
                 return http.get("/healthz").status_code == 200
 
             _wait("web answers /healthz with 200", healthy, 45)
-            _wait("worker and beat are up", lambda: "celery@" in log.read_text() and "beat: Starting" in log.read_text(), 30)
+            _wait(
+                "worker and beat are up",
+                lambda: "celery@" in log.read_text() and "beat: Starting" in log.read_text(),
+                30,
+            )
 
             token = http.post("/api/auth/token/", json={"username": "stacker", "password": "stack-pass-123"})
             assert token.status_code == 200, token.text
@@ -239,7 +270,8 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
                 episode = http.post(
                     f"/api/sessions/{session}/episodes/",
                     json={
-                        "user_input": f"Question {i}: how should the garden beds be laid out for spring planting?",
+                        "user_input": f"Question {i}: how should the garden beds be laid out "
+                        "for spring planting?",
                         "response": f"Answer {i}: put tall plants to the north, keep paths narrow, "
                         "rotate beans and tomatoes, and mulch once the soil has warmed up a little.",
                     },
@@ -265,7 +297,14 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
                 lambda: [r for r in _json_records(log, "worker") if r["logger"] == "nexus.summarization"],
                 10,
             )
-            assert {"session", "episode_range", "prompt_tokens", "completion_tokens", "duration_ms", "outcome"} <= set(attempts[0])
+            assert {
+                "session",
+                "episode_range",
+                "prompt_tokens",
+                "completion_tokens",
+                "duration_ms",
+                "outcome",
+            } <= set(attempts[0])
 
             _stop(own_redis)
             down = http.get("/healthz")

@@ -28,11 +28,12 @@ class Command(BaseCommand):
         except ChatSession.DoesNotExist:
             raise CommandError(f"No session {parsed}.") from None
         if output:
-            count = -1
+            lines = 0
             with open(output, "w", encoding="utf-8") as fh:
-                for count, line in enumerate(export_lines(chat_session)):  # noqa: B007
+                for line in export_lines(chat_session):
                     fh.write(line + "\n")
-            self.stderr.write(f"Wrote {count} episodes of session {parsed} to {output}.")
+                    lines += 1
+            self.stderr.write(f"Wrote {lines - 1} episodes of session {parsed} to {output}.")
         else:
             for line in export_lines(chat_session):
                 self.stdout.write(line)
