@@ -16,7 +16,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from summaries import runner
-from summaries.inference import TransientInferenceError
+from summaries.inference import PermanentInferenceError, TransientInferenceError
 
 logger = logging.getLogger("nexus.summarization")
 
@@ -36,14 +36,18 @@ def _owner(task: Task) -> str:
 
 
 def _eager_safe(task: Task, call) -> runner.RunResult | None:  # type: ignore[no-untyped-def]
-    """Run ``call``; in eager mode (no broker) a transient failure is recorded
-    on the state row and not retried in-process, where the backoff would
-    block the web request that triggered it. The sweep tries again later."""
-    if not task.request.is_eager:
-        return call()
+    """Run ``call``. A permanent model error is already recorded on the state
+    row and logged by the runner: retrying cannot help, so the task ends
+    quietly. In eager mode (no broker) a transient failure is not retried
+    in-process either, where the backoff would block the web request that
+    triggered it; the sweep (or the next write) tries again later."""
     try:
         return call()
+    except PermanentInferenceError:
+        return None
     except TransientInferenceError:
+        if not task.request.is_eager:
+            raise  # autoretry_for: backoff with jitter, up to max_retries
         logger.info("transient failure in eager mode; left for the sweep", exc_info=True)
         return None
 

@@ -296,3 +296,34 @@ def test_summarize_session_command_runs_forced_and_rebuilds(owner, fake_model, s
     assert row.revisions.filter(source="regenerate").exists()
     with pytest.raises(CommandError):
         call_command("summarize_session", "not-a-uuid")
+
+
+# --- tasks ----------------------------------------------------------------------------------
+
+
+def test_tasks_retry_only_transient_errors_with_backoff_and_jitter():
+    from summaries.inference import TransientInferenceError
+
+    for task in (summarize_session, regenerate_summary, rebuild_session):
+        assert task.acks_late is True
+        assert task.autoretry_for == (TransientInferenceError,)
+        assert task.retry_backoff and task.retry_jitter and task.max_retries >= 1
+
+
+@pytest.mark.parametrize("transient", [True, False])
+def test_eager_task_records_a_failure_without_raising(owner, monkeypatch, transient):
+    from summaries.inference import PermanentInferenceError, TransientInferenceError
+    from tests.test_summarization_policy import FakeClient
+
+    error = TransientInferenceError("HTTP 503") if transient else PermanentInferenceError("empty content")
+    client = FakeClient(fail=[error])
+    monkeypatch.setattr("summaries.runner._client", lambda _c: client)
+    s = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(5, session=s, response=LONG)
+
+    assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() is None
+
+    st = state_of(s)
+    assert st.state == "failed" and str(error) in st.last_error
+    assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() == "done"
+    assert state_of(s).state == "idle"
