@@ -15,6 +15,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Left
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -26,6 +27,7 @@ from summaries import services
 from summaries.models import SummarizationState, Summary
 
 PREVIEW_CHARS = 80
+SUMMARY_ROWS_INLINE = 50
 
 
 def preview(head: str | None, limit: int = PREVIEW_CHARS) -> str:
@@ -55,14 +57,25 @@ class ReadOnlyAdminMixin:
         return False
 
 
+class LatestRowsFormSet(BaseInlineFormSet):
+    """Only the newest ``SUMMARY_ROWS_INLINE`` rows: a long session's chain
+    can run to thousands of rows; the rest are in the summary list."""
+
+    def get_queryset(self) -> QuerySet:
+        if not hasattr(self, "_latest_rows"):
+            self._latest_rows = super().get_queryset()[:SUMMARY_ROWS_INLINE]
+        return self._latest_rows
+
+
 class SummaryInline(admin.TabularInline):
-    """The session's chain, read here and edited on each row's own page
-    (where an edit is kept as a revision)."""
+    """The session's chain, newest row first, read here and edited on each
+    row's own page (where an edit is kept as a revision)."""
 
     model = Summary
+    formset = LatestRowsFormSet
     fields = ("episode_range", "content_preview", "token_count", "curated", "model", "updated_at")
     readonly_fields = fields
-    ordering = ("first_episode_id", "pk")
+    ordering = ("-first_episode_id", "-pk")
     extra = 0
     can_delete = False
     show_change_link = True
@@ -114,7 +127,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
         "metadata",
         ("episode_count", "total_tokens", "last_episode_id"),
         "summary_state",
-        "episodes_link",
+        ("episodes_link", "summaries_link"),
         ("created_at", "updated_at"),
     )
     readonly_fields = (
@@ -125,6 +138,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
         "last_episode_id",
         "summary_state",
         "episodes_link",
+        "summaries_link",
         "created_at",
         "updated_at",
     )
@@ -168,6 +182,13 @@ class ChatSessionAdmin(admin.ModelAdmin):
     @admin.display(description="episode list")
     def episodes_link(self, obj: ChatSession) -> str:
         return format_html('<a href="{}">View episodes</a>', episodes_url(obj))
+
+    @admin.display(description="summary rows")
+    def summaries_link(self, obj: ChatSession) -> str:
+        url = reverse("admin:summaries_summary_changelist") + "?" + urlencode({"session": str(obj.uuid)})
+        return format_html(
+            '<a href="{}">All summary rows</a> (the newest {} are listed below)', url, SUMMARY_ROWS_INLINE
+        )
 
     @admin.action(description="Rebuild the summary chains of selected sessions", permissions=["change"])
     def rebuild_chains(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from sessions_app.admin import SUMMARY_ROWS_INLINE
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummarizationState
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
@@ -215,6 +216,35 @@ def test_session_page_shows_its_summary_chain_and_links_to_its_episodes(staff_br
     # Read-mostly: the inline offers no add or delete.
     assert "summaries-__prefix__" not in html
     assert "summaries-0-DELETE" not in html
+
+
+def test_session_page_lists_only_the_newest_summary_rows(staff_browser):
+    session = ChatSessionFactory()
+    for n in range(SUMMARY_ROWS_INLINE + 3):
+        SummaryFactory(session=session, content=f"Row {n}.", first_episode_id=n + 1, last_episode_id=n + 1)
+    response = staff_browser.get(reverse("admin:sessions_app_chatsession_change", args=[session.pk]))
+    (formset,) = response.context["inline_admin_formsets"]
+    shown = [form.instance.first_episode_id for form in formset.formset.forms]
+    assert shown == list(range(SUMMARY_ROWS_INLINE + 3, 3, -1))
+    assert f"{SUMMARIES_URL}?session={session.uuid}" in response.content.decode()
+    # The session form still saves with the capped chain below it.
+    prefix = formset.formset.prefix
+    posted = {
+        "title": "renamed",
+        "metadata": "{}",
+        f"{prefix}-TOTAL_FORMS": str(len(shown)),
+        f"{prefix}-INITIAL_FORMS": str(len(shown)),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000",
+    }
+    for i, form in enumerate(formset.formset.forms):
+        posted[f"{prefix}-{i}-id"] = str(form.instance.pk)
+        posted[f"{prefix}-{i}-session"] = str(session.pk)
+    url = reverse("admin:sessions_app_chatsession_change", args=[session.pk])
+    assert staff_browser.post(url, posted).status_code == 302
+    session.refresh_from_db()
+    assert session.title == "renamed"
+    assert session.summaries.count() == SUMMARY_ROWS_INLINE + 3
 
 
 def test_session_edit_keeps_the_summary_chain(staff_browser):
