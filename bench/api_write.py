@@ -12,7 +12,10 @@ broker so the summarization gate can enqueue) in the same run:
 Rounds alternate between the two so background noise hits both alike; the
 medians of the rounds are compared. Goal: API rate / bare rate >= 0.8.
 
-    .venv/bin/python bench/api_write.py [--rounds 6] [--seconds 5] [--concurrency 4]
+    .venv/bin/python bench/api_write.py [--rounds 6] [--seconds 5] [--concurrency 4] [--without-gate]
+
+``--without-gate`` adds a diagnostic run with the post_save summarization
+trigger disconnected (bench/write_urls.py), to show what the gate costs.
 
 ``BENCH_DATABASE_URL`` (default ``nexus_api_bench``), ``BENCH_BROKER_URL``
 (default Redis db 5).
@@ -58,6 +61,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--without-gate", action="store_true", help="also measure with the summarization trigger disconnected"
+    )
     args = parser.parse_args()
 
     user, _ = get_user_model().objects.get_or_create(username="bench-writer")
@@ -70,7 +76,25 @@ def main() -> None:
     api = (f"/api/sessions/{api_session.uuid}/episodes/", {"Authorization": f"Token {token.key}"})
     bare = (f"/bench/bare-episode/{bare_session.pk}/", {})
 
-    with gunicorn() as port:
+    print(f"concurrency {args.concurrency}, {args.rounds} rounds of {args.seconds:.0f} s each")
+    api_rate, bare_rate, errors = measure(args, body, api, bare)
+    stored = ChatSession.objects.with_stats().get(pk=api_session.pk)
+    print()
+    print(f"API  single writes: {api_rate:8.1f} episodes/s (median; errors {errors})")
+    print(f"bare single writes: {bare_rate:8.1f} episodes/s (median)")
+    print(f"ratio API/bare:     {api_rate / bare_rate:8.2f}  (goal >= 0.80)")
+    print(f"API session now holds {stored.episode_count} episodes; counters {stored.cached_episode_count}")
+    if args.without_gate:
+        print()
+        print("diagnostic: the same with the summarization trigger (post_save -> gate) disconnected")
+        api_rate, bare_rate, errors = measure(args, body, api, bare, BENCH_WITHOUT_GATE="1")
+        print(f"API without gate:   {api_rate:8.1f} episodes/s; bare {bare_rate:8.1f}; ratio {api_rate / bare_rate:.2f}")
+
+
+def measure(
+    args: argparse.Namespace, body: bytes, api: tuple[str, dict], bare: tuple[str, dict], **env: str
+) -> tuple[float, float, int]:
+    with gunicorn(**env) as port:
         # Warm both paths (imports, connections, tiktoken) before measuring.
         for path, headers in (api, bare):
             run_load(port, path, body, headers=headers, seconds=1.0, concurrency=args.concurrency)
@@ -84,16 +108,7 @@ def main() -> None:
                 errors += result.errors
                 (api_rates if path == api[0] else bare_rates).append(result.rate)
                 print(f"  round {n + 1}: {'api ' if path == api[0] else 'bare'} {result.rate:8.1f} req/s")
-
-    api_rate, bare_rate = statistics.median(api_rates), statistics.median(bare_rates)
-    stored = ChatSession.objects.with_stats().get(pk=api_session.pk)
-    print()
-    print(f"concurrency {args.concurrency}, {args.rounds} rounds of {args.seconds:.0f} s each, errors {errors}")
-    print(f"API  single writes: {api_rate:8.1f} episodes/s (median)")
-    print(f"bare single writes: {bare_rate:8.1f} episodes/s (median)")
-    print(f"ratio API/bare:     {api_rate / bare_rate:8.2f}  (goal >= 0.80)")
-    print(f"API session now holds {stored.episode_count} episodes; counters {stored.cached_episode_count}")
-
+    return statistics.median(api_rates), statistics.median(bare_rates), errors
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,9 @@ authentication, no visibility check, no counters, no signal.
 from __future__ import annotations
 
 import json
+import os
 
+from django.db.models.signals import post_save
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
@@ -46,6 +48,11 @@ def bare_episode_create(request: HttpRequest, session_pk: int) -> JsonResponse:
         status=201,
     )
 
+
+if os.environ.get("BENCH_WITHOUT_GATE") == "1":
+    # Diagnostic only: how much of the API's cost is the after-commit
+    # summarization trigger (its gate query)?
+    post_save.disconnect(sender=Episode, dispatch_uid="summaries.episode_saved")
 
 urlpatterns = [
     path("bench/bare-episode/<int:session_pk>/", bare_episode_create),
