@@ -28,6 +28,12 @@ DESIGN_PATHS = [
     "/api/sessions/{uuid}/episodes/",
     "/api/sessions/{uuid}/episode-stats/",
     "/api/sessions/{uuid}/episodes/since/{after_id}/",
+    "/api/sessions/{uuid}/summaries/",
+    "/api/sessions/{uuid}/summarize/",
+    "/api/sessions/{uuid}/summary-status/",
+    "/api/summaries/",
+    "/api/summaries/{id}/",
+    "/api/summaries/{id}/regenerate/",
 ]
 
 
@@ -136,5 +142,6 @@ def test_no_input_yields_a_server_error(owner, wsgi_app, settings):
                 # fixed path parameters): the positive run covered it.
                 assert mode is GenerationMode.NEGATIVE, operation.label
     assert ran > 50
-    assert any("POST /api/sessions/{uuid}/episodes/" in label for label in seen)
+    for label in ("POST /api/sessions/{uuid}/episodes/", "PATCH /api/summaries/{id}/", "POST /api/summaries/"):
+        assert label in seen, (label, sorted(seen))
     assert not server_errors, "\n".join(server_errors[:20])
