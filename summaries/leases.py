@@ -50,11 +50,11 @@ def ensure_state(session_pk: int) -> None:
 # --- the write path --------------------------------------------------------
 
 
-def request_run(*, session_pk: int, state: str | None, failed_at: datetime | None) -> bool:
+def request_run(*, session_pk: int, state: str | None) -> bool:
     """Record a trigger whose gate fired; True when the caller must enqueue.
 
-    ``state``/``failed_at`` are what the gate query saw. Idle (or no row, or a
-    failure old enough) becomes queued and the caller enqueues; queued needs
+    ``state`` is what the gate query saw. Idle (or no row, or a failure
+    older than SUMMARY_RETRY_AFTER_SECONDS) becomes queued and the caller enqueues; queued needs
     nothing (the queued task reads the tail when it starts); running gets
     ``rerun_requested`` so the run re-checks the gate before it ends. If the
     state moved between the gate read and here, the conditional UPDATEs miss
@@ -76,7 +76,11 @@ def request_run(*, session_pk: int, state: str | None, failed_at: datetime | Non
         return False
     queued = (
         _states.filter(session_id=session_pk)
-        .filter(Q(state=State.IDLE) | Q(state=State.FAILED, failed_at__lte=retry_cutoff) | Q(state=State.FAILED, failed_at__isnull=True))
+        .filter(
+            Q(state=State.IDLE)
+            | Q(state=State.FAILED, failed_at__lte=retry_cutoff)
+            | Q(state=State.FAILED, failed_at__isnull=True)
+        )
         .update(state=State.QUEUED, updated_at=now)
     )
     if queued:

@@ -96,7 +96,7 @@ def trigger_now(*, session_pk: int, force: bool = False) -> bool:
         return False
     if force:
         leases.mark_queued(session_pk)
-    elif not leases.request_run(session_pk=session_pk, state=gate.state, failed_at=gate.failed_at):
+    elif not leases.request_run(session_pk=session_pk, state=gate.state):
         return False
     return enqueue_run(session_pk=session_pk, force=force)
 

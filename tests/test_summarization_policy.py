@@ -380,7 +380,7 @@ def test_a_trigger_during_the_run_makes_it_check_the_gate_again(session):
     def new_writes(n: int) -> None:
         if n == 1:
             add_episodes(session, 5)
-            leases.request_run(session_pk=session.pk, state="running", failed_at=None)
+            leases.request_run(session_pk=session.pk, state="running")
 
     client.before_answer = new_writes
     result = run_session(session_pk=session.pk, owner=OWNER, client=client)
