@@ -35,7 +35,10 @@ QUEUE = f"nexus-bench-{uuid.uuid4().hex[:8]}"
 from bench.support import setup_django  # noqa: E402
 
 DATABASE_URL = setup_django(
-    CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=QUEUE, INFERENCE_BACKEND="ollama", LOG_LEVEL="WARNING"
+    CELERY_BROKER_URL=REDIS_URL,
+    CELERY_TASK_DEFAULT_QUEUE=QUEUE,
+    INFERENCE_BACKEND="ollama",
+    LOG_LEVEL="WARNING",
 )
 
 from django.contrib.auth import get_user_model  # noqa: E402

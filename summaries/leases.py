@@ -105,7 +105,9 @@ def mark_queued(session_pk: int) -> None:
 def enqueue_failed(session_pk: int) -> None:
     """The broker refused the message: go back to idle so the sweep sees the
     pending work (queued would hide it until the stale-queue timeout)."""
-    _states.filter(session_id=session_pk, state=State.QUEUED).update(state=State.IDLE, updated_at=timezone.now())
+    _states.filter(session_id=session_pk, state=State.QUEUED).update(
+        state=State.IDLE, updated_at=timezone.now()
+    )
 
 
 # --- the run ---------------------------------------------------------------

@@ -46,7 +46,12 @@ MAX_PASSES_PER_RUN = 500
 
 class Client(Protocol):
     def complete(
-        self, prompt: str, *, model: str | None = None, temperature: float | None = None, max_tokens: int | None = None
+        self,
+        prompt: str,
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> Completion: ...
 
 
@@ -167,13 +172,17 @@ def run_session(
             stored: StoreOutcome | None = None
             if force and gate.last_episode_id is not None and gate.covered_through < gate.last_episode_id:
                 # Forced (manual request, rebuild): fold everything there is now.
-                stored = _one_pass(session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result)
+                stored = _one_pass(
+                    session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result
+                )
             elif gate.fires:
                 # One chunk at a time, re-checking the gate after each: a chunk
                 # takes as much of the tail as fits the cap, and a remainder
                 # under SUMMARY_MIN_EPISODES waits for later writes, so calls
                 # are full rather than many small leftovers.
-                stored = _one_pass(session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result)
+                stored = _one_pass(
+                    session_pk, owner, gate.last_episode_id, _client(client), session_uuid, result
+                )
             if stored is StoreOutcome.LOST_LEASE:
                 result.outcome = RunOutcome.LOST
                 return result
@@ -231,7 +240,11 @@ def _one_pass(
         return StoreOutcome.LOST_LEASE
     result.calls += 1
     answer, _ = _call(
-        client, plan.prompt, session_uuid=session_uuid, episode_range=plan.episode_range, kind=plan.action.value
+        client,
+        plan.prompt,
+        session_uuid=session_uuid,
+        episode_range=plan.episode_range,
+        kind=plan.action.value,
     )
     stored, _row = summary_store_pass(plan=plan, result=answer, owner=owner)
     result.stored.append(stored)
@@ -278,7 +291,9 @@ def _fold_range(
         if not episodes:
             break
         chunk = build_chunk(episodes, max_chars=settings.SUMMARY_MAX_CHARS)
-        close_current = current is not None and start_new_rows and count_tokens_of(current) >= settings.SUMMARY_MAX_TOKENS
+        close_current = (
+            current is not None and start_new_rows and count_tokens_of(current) >= settings.SUMMARY_MAX_TOKENS
+        )
         if current is not None and close_current:
             rows.append(current)
             current = None
@@ -286,7 +301,11 @@ def _fold_range(
         prompt = build_prompt(action, chunk, current.result.text if current else None)
         result.calls += 1
         answer, _ = _call(
-            client, prompt, session_uuid=session_uuid, episode_range=_range(chunk), kind=f"{kind}-{action.value}"
+            client,
+            prompt,
+            session_uuid=session_uuid,
+            episode_range=_range(chunk),
+            kind=f"{kind}-{action.value}",
         )
         _log(
             session_uuid,
@@ -335,7 +354,9 @@ def _range(chunk: Chunk) -> str:
     return f"{chunk.first_episode_id}-{chunk.last_episode_id}"
 
 
-def regenerate_row(*, summary_pk: int, owner: str, actor_pk: int | None = None, client: Client | None = None) -> RunResult:
+def regenerate_row(
+    *, summary_pk: int, owner: str, actor_pk: int | None = None, client: Client | None = None
+) -> RunResult:
     """Summarize exactly one row's range afresh, then continue as a normal run.
 
     Lock contract as ``run_session``.
@@ -384,7 +405,9 @@ def regenerate_row(*, summary_pk: int, owner: str, actor_pk: int | None = None, 
     return follow
 
 
-def rebuild_chain(*, session_pk: int, owner: str, actor_pk: int | None = None, client: Client | None = None) -> RunResult:
+def rebuild_chain(
+    *, session_pk: int, owner: str, actor_pk: int | None = None, client: Client | None = None
+) -> RunResult:
     """Fold the session's covered episodes again around its curated rows,
     then continue as a normal run (forced, so a session without rows gets
     its first summary). Lock contract as ``run_session``."""
@@ -402,13 +425,26 @@ def rebuild_chain(*, session_pk: int, owner: str, actor_pk: int | None = None, c
         for curated in [r for r in chain if r.curated]:
             if curated.first_episode_id - 1 > cursor:
                 new_rows += _fold_range(
-                    session_pk, cursor, curated.first_episode_id - 1, cli, uuid, result,  # type: ignore[arg-type]
-                    kind="rebuild", start_new_rows=True,
+                    session_pk,
+                    cursor,
+                    curated.first_episode_id - 1,
+                    cli,
+                    uuid,
+                    result,  # type: ignore[arg-type]
+                    kind="rebuild",
+                    start_new_rows=True,
                 )
             cursor = max(cursor, curated.last_episode_id)
         if through > cursor:
             new_rows += _fold_range(
-                session_pk, cursor, through, cli, uuid, result, kind="rebuild", start_new_rows=True  # type: ignore[arg-type]
+                session_pk,
+                cursor,
+                through,
+                cli,
+                uuid,
+                result,
+                kind="rebuild",
+                start_new_rows=True,  # type: ignore[arg-type]
             )
         if chain:
             stored = chain_store_rebuilt(
@@ -427,4 +463,12 @@ def rebuild_chain(*, session_pk: int, owner: str, actor_pk: int | None = None, c
     return follow
 
 
-__all__ = ["RunOutcome", "RunResult", "rebuild_chain", "regenerate_row", "run_session", "PassPlan", "RowSnapshot"]
+__all__ = [
+    "RunOutcome",
+    "RunResult",
+    "rebuild_chain",
+    "regenerate_row",
+    "run_session",
+    "PassPlan",
+    "RowSnapshot",
+]

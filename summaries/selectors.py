@@ -128,9 +128,7 @@ def gate_for_run(session_pk: int) -> Gate | None:
                 Episode.objects.filter(session_id=OuterRef("pk")).order_by("-pk").values("pk")[:1]
             )
         )
-        .values(
-            "pk", "cached_total_tokens", "covered_through", "nth_pending", "st_state", "last_id"
-        )
+        .values("pk", "cached_total_tokens", "covered_through", "nth_pending", "st_state", "last_id")
         .first()
     )
     if row is None:
@@ -240,7 +238,11 @@ def sessions_with_pending_work(*, now: datetime | None = None, limit: int = 500)
     gate_fires = Q(cached_total_tokens__gt=settings.SUMMARY_THRESHOLD_TOKENS, nth_pending__isnull=False)
     wanted = (
         (gate_fires & (Q(st_state__isnull=True) | Q(st_state=State.IDLE)))
-        | (gate_fires & Q(st_state=State.FAILED) & (Q(st_failed_at__isnull=True) | Q(st_failed_at__lte=retry_cutoff)))
+        | (
+            gate_fires
+            & Q(st_state=State.FAILED)
+            & (Q(st_failed_at__isnull=True) | Q(st_failed_at__lte=retry_cutoff))
+        )
         | Q(st_state=State.RUNNING, summarization__lease_expires_at__lt=now)
         | Q(st_state=State.QUEUED, summarization__updated_at__lt=stale_queued)
     )

@@ -121,7 +121,11 @@ def _send(task: Any, session_pk: int, kwargs: dict[str, Any]) -> bool:
     except Exception as exc:  # noqa: BLE001 - kombu raises many kinds for an unreachable broker
         logger.warning(
             "summarization enqueue failed",
-            extra={"session_pk": session_pk, "outcome": "enqueue_failed", "error": f"{type(exc).__name__}: {exc}"},
+            extra={
+                "session_pk": session_pk,
+                "outcome": "enqueue_failed",
+                "error": f"{type(exc).__name__}: {exc}",
+            },
         )
         leases.enqueue_failed(session_pk)
         return False
@@ -207,7 +211,9 @@ def _unchanged(row: Summary | None, snap: RowSnapshot) -> bool:
     )
 
 
-def summary_store_pass(*, plan: PassPlan, result: ModelResult, owner: str) -> tuple[StoreOutcome, Summary | None]:
+def summary_store_pass(
+    *, plan: PassPlan, result: ModelResult, owner: str
+) -> tuple[StoreOutcome, Summary | None]:
     """Store one pass's result in one short transaction.
 
     Lock order: the session's state row (lease), then the summary row. The
@@ -275,7 +281,8 @@ def summary_store_regenerated(
         if (
             row is None
             or row.updated_at != target.updated_at
-            or (row.first_episode_id, row.last_episode_id) != (target.first_episode_id, target.last_episode_id)
+            or (row.first_episode_id, row.last_episode_id)
+            != (target.first_episode_id, target.last_episode_id)
         ):
             return StoreOutcome.STALE, None
         record_revision(summary=row, source=Source.REGENERATE, actor=_actor(actor_pk))
@@ -313,7 +320,11 @@ def chain_store_rebuilt(
     with transaction.atomic():
         if not leases.hold(session_pk, owner):
             return StoreOutcome.LOST_LEASE
-        current = list(Summary.objects.select_for_update().filter(session_id=session_pk).order_by("first_episode_id", "pk"))
+        current = list(
+            Summary.objects.select_for_update()
+            .filter(session_id=session_pk)
+            .order_by("first_episode_id", "pk")
+        )
         if [(r.pk, r.updated_at) for r in current] != [(s.pk, s.updated_at) for s in read_chain]:
             return StoreOutcome.STALE
         reusable = [r for r in current if not r.curated]

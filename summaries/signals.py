@@ -8,7 +8,9 @@ from sessions_app.models import Episode
 from summaries.services import summarization_request
 
 
-def episode_saved(sender: type[Episode], instance: Episode, created: bool, raw: bool = False, **kwargs: Any) -> None:
+def episode_saved(
+    sender: type[Episode], instance: Episode, created: bool, raw: bool = False, **kwargs: Any
+) -> None:
     """A new episode may make its session due for a summary.
 
     Fixture loading (``raw``) and edits trigger nothing. No query here: the

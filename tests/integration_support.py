@@ -171,8 +171,21 @@ class RedisServer:
         if binary is None:
             require_or_skip("redis-server is not installed")
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir, "--logfile", os.path.join(self.dir, "redis.log")],
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+                "--logfile",
+                os.path.join(self.dir, "redis.log"),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -291,9 +304,29 @@ class WorkerFleet:
             log_path = self.log_dir / f"{name}.log"
             log = open(log_path, "wb")  # noqa: SIM115 - handed to the child, closed below
             process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "nexus", "worker", "--pool", "prefork", "--concurrency", "1",
-                 "--queues", self.queue, "--hostname", f"{name}@%h", "--loglevel", "INFO",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat", "--prefetch-multiplier", "1"],
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "nexus",
+                    "worker",
+                    "--pool",
+                    "prefork",
+                    "--concurrency",
+                    "1",
+                    "--queues",
+                    self.queue,
+                    "--hostname",
+                    f"{name}@%h",
+                    "--loglevel",
+                    "INFO",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "--prefetch-multiplier",
+                    "1",
+                ],
                 cwd=PROJECT_ROOT,
                 env=self.env,
                 stdout=log,
@@ -336,7 +369,9 @@ class WorkerFleet:
         return "\n".join(f"--- {w.name}\n{w.log()[-4000:]}" for w in self.workers)
 
 
-def worker_env(*, database_url: str, broker_url: str, queue: str, model_url: str, **overrides: str) -> dict[str, str]:
+def worker_env(
+    *, database_url: str, broker_url: str, queue: str, model_url: str, **overrides: str
+) -> dict[str, str]:
     """Environment for worker processes: the test database, the broker and
     queue, the fake model server, and short timeouts so failures show fast."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DJANGO_SETTINGS_MODULE"))}
@@ -364,7 +399,9 @@ def worker_env(*, database_url: str, broker_url: str, queue: str, model_url: str
 
 
 @pytest.fixture
-def worker_fleet(live_database: LiveDatabase, redis_url: str, tmp_path: Path) -> Iterator[Callable[..., WorkerFleet]]:
+def worker_fleet(
+    live_database: LiveDatabase, redis_url: str, tmp_path: Path
+) -> Iterator[Callable[..., WorkerFleet]]:
     """A factory: ``worker_fleet(n, model_url=..., broker_url=None, **env)``
     starts ``n`` workers on a fresh queue and points this process at it."""
     fleets: list[WorkerFleet] = []

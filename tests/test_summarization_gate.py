@@ -32,7 +32,9 @@ class Sent(list):
 def sent(monkeypatch) -> Sent:
     calls = Sent()
     for task in (summarize_session, regenerate_summary, rebuild_session):
-        monkeypatch.setattr(task, "apply_async", lambda *a, _t=task, **kw: calls.append((_t.name, kw["kwargs"])))
+        monkeypatch.setattr(
+            task, "apply_async", lambda *a, _t=task, **kw: calls.append((_t.name, kw["kwargs"]))
+        )
     return calls
 
 
@@ -80,7 +82,9 @@ def test_counting_starts_after_the_last_summarized_episode(session, sent, django
     assert len(sent) == 1
 
 
-def test_queued_and_running_sessions_are_not_enqueued_again(session, sent, django_capture_on_commit_callbacks):
+def test_queued_and_running_sessions_are_not_enqueued_again(
+    session, sent, django_capture_on_commit_callbacks
+):
     for _ in range(5):
         write(session, django_capture_on_commit_callbacks)
     assert len(sent) == 1
@@ -95,7 +99,9 @@ def test_queued_and_running_sessions_are_not_enqueued_again(session, sent, djang
 def test_a_recent_failure_waits_for_its_retry(session, sent, django_capture_on_commit_callbacks, settings):
     for _ in range(4):
         write(session, django_capture_on_commit_callbacks)
-    SummarizationState.objects.create(session=session, state="failed", failed_at=timezone.now(), last_error="x")
+    SummarizationState.objects.create(
+        session=session, state="failed", failed_at=timezone.now(), last_error="x"
+    )
     write(session, django_capture_on_commit_callbacks)
     assert sent == []
     settings.SUMMARY_RETRY_AFTER_SECONDS = 0
@@ -103,7 +109,9 @@ def test_a_recent_failure_waits_for_its_retry(session, sent, django_capture_on_c
     assert len(sent) == 1 and state_of(session).state == "queued"
 
 
-def test_write_path_adds_one_query_when_the_gate_does_not_fire(session, sent, django_capture_on_commit_callbacks):
+def test_write_path_adds_one_query_when_the_gate_does_not_fire(
+    session, sent, django_capture_on_commit_callbacks
+):
     write(session, django_capture_on_commit_callbacks)  # warm-up (content types, etc.)
 
     def count(connected: bool) -> list[str]:
@@ -172,7 +180,9 @@ def test_raw_saves_trigger_nothing(session, sent, django_capture_on_commit_callb
     assert callbacks == [] and sent == []
 
 
-def test_a_broker_outage_never_fails_the_write(session, monkeypatch, django_capture_on_commit_callbacks, caplog):
+def test_a_broker_outage_never_fails_the_write(
+    session, monkeypatch, django_capture_on_commit_callbacks, caplog
+):
     def refuse(*args, **kwargs):
         raise ConnectionRefusedError("broker down")
 
@@ -247,7 +257,9 @@ def test_sweep_can_run_synchronously(owner, monkeypatch):
     assert len(client.prompts) == 1 and state_of(s).state == "idle"
 
 
-def test_regenerate_and_rebuild_are_queued_after_commit(session, sent, django_capture_on_commit_callbacks, staff_user):
+def test_regenerate_and_rebuild_are_queued_after_commit(
+    session, sent, django_capture_on_commit_callbacks, staff_user
+):
     summary = SummaryFactory(session=session)
     with django_capture_on_commit_callbacks(execute=True):
         services.summary_regenerate(summary=summary, actor=staff_user)

@@ -146,7 +146,9 @@ def test_failing_model_never_breaks_writes_and_summaries_catch_up(
     fleet = worker_fleet(2, model_url=fake_model_process.url)
     session = ChatSessionFactory(owner=owner)
     write_episodes(session, 5, tag="ok")
-    wait_until(lambda: Summary.objects.filter(session=session).exists(), message=f"first summary\n{fleet.logs()}")
+    wait_until(
+        lambda: Summary.objects.filter(session=session).exists(), message=f"first summary\n{fleet.logs()}"
+    )
     wait_until(lambda: state(session).state == "idle", message="idle after the first summary")
 
     steps = [
@@ -168,7 +170,11 @@ def test_failing_model_never_breaks_writes_and_summaries_catch_up(
         written = write_episodes(session, 5, tag=f"{mode}{n}")
         assert all(e.pk for e in written)  # every write succeeded
         wait_until(
-            lambda: (st := state(session)).state == "failed" and st.failed_at and st.failed_at.timestamp() >= started,
+            lambda started=started: (
+                (st := state(session)).state == "failed"
+                and st.failed_at
+                and st.failed_at.timestamp() >= started
+            ),
             timeout=30,
             message=f"state failed after {mode}\n{fleet.logs()}",
         )
@@ -193,7 +199,9 @@ def test_failing_model_never_breaks_writes_and_summaries_catch_up(
     assert state(session).state == "idle" and state(session).last_error == ""
 
 
-def test_worker_child_killed_during_a_model_call_redoes_the_work_once(worker_fleet, fake_model_process, owner):
+def test_worker_child_killed_during_a_model_call_redoes_the_work_once(
+    worker_fleet, fake_model_process, owner
+):
     fleet = worker_fleet(2, model_url=fake_model_process.url, INFERENCE_TIMEOUT_SECONDS="30")
     session = ChatSessionFactory(owner=owner)
     fake_model_process.set_mode("slow", slow_seconds=20)
@@ -226,7 +234,9 @@ def test_broker_outage_never_fails_writes_and_the_sweep_catches_up(
     fleet = worker_fleet(2, model_url=fake_model_process.url, broker_url=own_redis.url)
     session = ChatSessionFactory(owner=owner)
     write_episodes(session, 5, tag="before")
-    wait_until(lambda: Summary.objects.filter(session=session).exists(), message=f"first summary\n{fleet.logs()}")
+    wait_until(
+        lambda: Summary.objects.filter(session=session).exists(), message=f"first summary\n{fleet.logs()}"
+    )
     wait_until(lambda: state(session).state == "idle", message="idle")
 
     own_redis.stop()

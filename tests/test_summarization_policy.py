@@ -74,7 +74,9 @@ def assert_tiles(session) -> list[Summary]:
     for row in rows:
         span = [pk for pk in covered if row.first_episode_id <= pk <= row.last_episode_id]
         assert span, f"row {row.episode_range} covers no episode"
-        assert span == covered[position : position + len(span)], f"row {row.episode_range} overlaps or leaves a gap"
+        assert span == covered[position : position + len(span)], (
+            f"row {row.episode_range} overlaps or leaves a gap"
+        )
         position += len(span)
     assert position == len(covered)
     return rows
@@ -98,8 +100,15 @@ def ollama(fake_model, settings):
 def _snap(**kw) -> RowSnapshot:
     from django.utils import timezone
 
-    base = dict(pk=1, content="s", token_count=10, first_episode_id=1, last_episode_id=5, curated=False,
-                updated_at=timezone.now())
+    base = dict(
+        pk=1,
+        content="s",
+        token_count=10,
+        first_episode_id=1,
+        last_episode_id=5,
+        curated=False,
+        updated_at=timezone.now(),
+    )
     base.update(kw)
     return RowSnapshot(**base)
 
@@ -174,8 +183,13 @@ def test_cumulative_update_carries_the_previous_summary_and_extends_the_range(se
 
 def test_latest_row_over_the_limit_starts_a_new_row_with_the_fresh_prompt(session, settings):
     first = add_episodes(session, 5)
-    SummaryFactory(session=session, first_episode_id=first[0].pk, last_episode_id=first[-1].pk,
-                   content="long " * 10, token_count=settings.SUMMARY_MAX_TOKENS)
+    SummaryFactory(
+        session=session,
+        first_episode_id=first[0].pk,
+        last_episode_id=first[-1].pk,
+        content="long " * 10,
+        token_count=settings.SUMMARY_MAX_TOKENS,
+    )
     second = add_episodes(session, 5)
     client = FakeClient()
 
@@ -242,7 +256,9 @@ def test_backlog_over_the_cap_is_folded_oldest_first_and_nothing_goes_unseen(ses
 
 
 def test_only_a_single_over_long_episode_is_cut_and_the_cut_is_recorded(session, ollama, fake_model):
-    EpisodeFactory(session=session, user_input="Tell me everything.", response="start " + "z" * 5000 + " THE END")
+    EpisodeFactory(
+        session=session, user_input="Tell me everything.", response="start " + "z" * 5000 + " THE END"
+    )
     add_episodes(session, 4)
 
     run_session(session_pk=session.pk, owner=OWNER, client=ollama)
@@ -299,7 +315,11 @@ def test_a_failed_call_stores_nothing_and_marks_the_state(session, ollama, fake_
     run_session(session_pk=session.pk, owner=OWNER, client=ollama)
     (row,) = assert_tiles(session)
     assert row.content.startswith("Summary of 5 exchanges")
-    assert summarization_status(session) == {**summarization_status(session), "state": "idle", "last_error": ""}
+    assert summarization_status(session) == {
+        **summarization_status(session),
+        "state": "idle",
+        "last_error": "",
+    }
 
 
 def test_a_failure_mid_backlog_keeps_the_chunks_already_stored(session):
@@ -409,15 +429,22 @@ def test_regenerate_resummarizes_exactly_the_rows_range(session, staff_user):
     assert row.content == reply_text(client.prompts[-1]) and row.curated is False
     assert (row.first_episode_id, row.last_episode_id) == (episodes[0].pk, episodes[-1].pk)
     revision = row.revisions.first()
-    assert revision.source == "regenerate" and revision.content == "Staff text." and revision.actor == staff_user
+    assert (
+        revision.source == "regenerate" and revision.content == "Staff text." and revision.actor == staff_user
+    )
 
 
 def test_rebuild_keeps_curated_rows_and_refolds_the_rest_so_the_chain_tiles(session, staff_user):
     eps = add_episodes(session, 15)
     # A broken chain: a gap and an overlap around a curated row.
     SummaryFactory(session=session, first_episode_id=eps[0].pk, last_episode_id=eps[3].pk, content="a")
-    curated = SummaryFactory(session=session, first_episode_id=eps[5].pk, last_episode_id=eps[7].pk,
-                             content="Curated.", curated=True)
+    curated = SummaryFactory(
+        session=session,
+        first_episode_id=eps[5].pk,
+        last_episode_id=eps[7].pk,
+        content="Curated.",
+        curated=True,
+    )
     SummaryFactory(session=session, first_episode_id=eps[6].pk, last_episode_id=eps[11].pk, content="b")
     client = FakeClient()
 
@@ -427,7 +454,9 @@ def test_rebuild_keeps_curated_rows_and_refolds_the_rest_so_the_chain_tiles(sess
     # Refolded around the curated row; the rebuilt last row then took in the
     # tail after the old chain (a rebuild runs forced, like a manual request).
     assert [(r.first_episode_id, r.last_episode_id) for r in rows] == [
-        (eps[0].pk, eps[4].pk), (eps[5].pk, eps[7].pk), (eps[8].pk, eps[-1].pk),
+        (eps[0].pk, eps[4].pk),
+        (eps[5].pk, eps[7].pk),
+        (eps[8].pk, eps[-1].pk),
     ]
     assert Summary.objects.get(pk=curated.pk).content == "Curated."
     assert SummaryRevision.objects.filter(source="regenerate", actor=staff_user).count() == 2

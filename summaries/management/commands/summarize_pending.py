@@ -14,9 +14,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--sync", action="store_true", help="Run the summaries here, one session after another, instead of enqueueing."
+            "--sync",
+            action="store_true",
+            help="Run the summaries here, one session after another, instead of enqueueing.",
         )
-        parser.add_argument("--limit", type=int, default=500, help="At most this many sessions (default 500).")
+        parser.add_argument(
+            "--limit", type=int, default=500, help="At most this many sessions (default 500)."
+        )
 
     def handle(self, *args: Any, sync: bool, limit: int, **options: Any) -> None:
         found = sweep_pending(synchronous=sync, limit=limit)

@@ -19,7 +19,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_uuid")
         parser.add_argument(
-            "--rebuild", action="store_true", help="Keep curated rows, fold everything else again so the rows tile."
+            "--rebuild",
+            action="store_true",
+            help="Keep curated rows, fold everything else again so the rows tile.",
         )
 
     def handle(self, *args: Any, session_uuid: str, rebuild: bool, **options: Any) -> None:
