@@ -26,7 +26,7 @@ from sessions_app.models import ChatSession
 from summaries import leases, selectors
 from summaries.inference import Completion, InferenceError
 from summaries.models import Summary
-from summaries.policy import Action, Chunk, PassPlan, RowSnapshot, build_chunk, build_prompt, plan_pass
+from summaries.policy import Action, Chunk, build_chunk, build_prompt, plan_pass
 from summaries.services import (
     ModelResult,
     RebuiltRow,
@@ -79,8 +79,9 @@ def _client(client: Client | None) -> Client:
 
 def _call(
     client: Client, prompt: str, *, session_uuid: str, episode_range: str, kind: str
-) -> tuple[ModelResult, float]:
-    """One model call, logged; raises InferenceError after logging it."""
+) -> ModelResult:
+    """One model call with the summarization settings; a failure is logged
+    (the attempt's one record) and raised."""
     started = time.perf_counter()
     try:
         completion = client.complete(
@@ -108,7 +109,7 @@ def _call(
         completion_tokens=completion.completion_tokens,
         duration_ms=completion.duration_ms,
     )
-    return result, started
+    return result
 
 
 def _log(
@@ -239,7 +240,7 @@ def _one_pass(
     if not leases.hold(session_pk, owner):
         return StoreOutcome.LOST_LEASE
     result.calls += 1
-    answer, _ = _call(
+    answer = _call(
         client,
         plan.prompt,
         session_uuid=session_uuid,
@@ -300,7 +301,7 @@ def _fold_range(
         action = Action.CREATE if current is None else Action.UPDATE
         prompt = build_prompt(action, chunk, current.result.text if current else None)
         result.calls += 1
-        answer, _ = _call(
+        answer = _call(
             client,
             prompt,
             session_uuid=session_uuid,
@@ -462,13 +463,3 @@ def rebuild_chain(
     follow.stored[:0] = result.stored
     return follow
 
-
-__all__ = [
-    "RunOutcome",
-    "RunResult",
-    "rebuild_chain",
-    "regenerate_row",
-    "run_session",
-    "PassPlan",
-    "RowSnapshot",
-]
