@@ -90,7 +90,7 @@ WATCH_STATES = """
 
 def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
     owner = UserFactory(username="alice")
-    slow_offline(stream_delay=0.04, summary_delay=2.0)
+    slow_offline(stream_delay=0.04, summary_delay=2.5)
     page, recorder = open_page()
 
     sign_in(page, live_server, "alice")
@@ -178,6 +178,52 @@ def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
     assert recorder.dialogs == []
 
 
+def test_chat_with_a_model_server(open_page, live_server, settings, fake_model):
+    """The same page against a model server (the fake one, speaking Ollama's
+    API with a delay on every answer): the reply streams over HTTP, and the
+    summary card carries the utility model's text."""
+    settings.INFERENCE_BACKEND = "ollama"
+    settings.INFERENCE_SERVICE_URL = fake_model.url
+    settings.SUMMARY_THRESHOLD_TOKENS = 100  # the fake's replies are short
+    fake_model.set_mode("ok", latency=1.0)
+    owner = UserFactory(username="ivan")
+    session = ChatSessionFactory(owner=owner, title="With a model")
+    page, recorder = open_page()
+    sign_in(page, live_server, "ivan")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+
+    send(page, MESSAGES[0])
+    # While the model has not answered yet, the reply shows a typing mark.
+    expect(page.locator(".msg-assistant.is-streaming .typing")).to_be_visible()
+    wait_for_turns(page, 1)
+    first = Episode.objects.get(session=session)
+    expect(page.locator("#messages .msg-assistant .msg-body").first).to_have_text(first.response)
+    assert re.fullmatch(r"Summary of \d+ exchanges \[[0-9a-f]{8}\]\.", first.response)
+
+    for index, text in enumerate(MESSAGES[1:4], start=2):
+        send(page, text)
+        wait_for_turns(page, index)
+    page.evaluate(WATCH_STATES)
+    fake_model.set_mode("ok", latency=2.5)  # the page polls each second: let it see the run
+    send(page, MESSAGES[4])
+    expect(page.locator("#header-indicator")).to_be_visible(timeout=15_000)
+    wait_for_turns(page, 5)
+    expect(page.locator("#header-indicator")).to_be_hidden(timeout=15_000)
+
+    summary = Summary.objects.get(session=session)
+    assert summary.model == settings.UTILITY_MODEL
+    card = page.locator("#summary-cards .summary-card")
+    expect(card.locator(".summary-range")).to_have_text(
+        f"Episodes {summary.first_episode_id}–{summary.last_episode_id}"
+    )
+    expect(card.locator(".summary-text")).to_have_text(summary.content)
+    assert re.fullmatch(r"Summary of 5 exchanges \[[0-9a-f]{8}\]\.", summary.content)
+    assert page.evaluate("window.__states")[-1] == "idle"
+    paths = [r["path"] for r in fake_model.requests]
+    assert paths.count("/api/chat") == 6  # five replies and one summary
+    assert recorder.page_errors == []
+
+
 def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, monkeypatch, artifacts_dir):
     owner = UserFactory(username="hana")
     session = ChatSessionFactory(owner=owner, title="Summaries fail")
@@ -185,7 +231,7 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, m
         EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
 
     def broken(self, prompt, **kwargs):
-        time.sleep(1.5)  # long enough for the page to see the run
+        time.sleep(2.5)  # long enough for the page, polling each second, to see the run
         raise PermanentInferenceError("utility model answered 400: context length exceeded", backend="offline")
 
     monkeypatch.setattr(OfflineClient, "_complete", broken)
