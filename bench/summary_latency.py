@@ -104,6 +104,7 @@ def main() -> None:
             raise
         finally:
             fleet.stop()
+            fleet.forget_queue()
     p90 = samples[int(len(samples) * 0.9) - 1]
     print(
         f"commit -> summary stored, {len(samples)} samples (zero-latency fake model, 1 worker, Redis, PostgreSQL): "

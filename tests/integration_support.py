@@ -25,7 +25,8 @@ What they guarantee:
   same broker and queue; waits until every worker is ready; stops them all
   (their whole process groups) afterwards.
 - ``wait_until``: a bounded poll; it fails the test with a message instead
-  of hanging.
+  of hanging. ``WorkerFleet.wait_drained`` waits until the fleet's queue is
+  empty and no message is in flight (taken but not acknowledged).
 
 A missing service skips the test, unless ``NEXUS_REQUIRE_SERVICES=1`` (CI),
 where it fails.
@@ -34,6 +35,7 @@ where it fails.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -360,10 +362,43 @@ class WorkerFleet:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 worker.process.wait(5)
 
-    def queue_length(self) -> int:
+    def _redis(self) -> Any:
         import redis
 
-        return int(redis.Redis.from_url(self.broker_url, socket_timeout=2).llen(self.queue))
+        return redis.Redis.from_url(self.broker_url, socket_timeout=2)
+
+    def queue_length(self) -> int:
+        """Messages waiting in this fleet's queue."""
+        return int(self._redis().llen(self.queue))
+
+    def in_flight(self) -> int:
+        """Messages of this fleet's queue a worker took but has not acknowledged
+        (running, or waiting out a retry countdown). kombu keeps them in one
+        ``unacked`` hash per Redis database as ``[message, exchange, routing_key]``."""
+        count = 0
+        for raw in self._redis().hvals("unacked"):
+            try:
+                routing_key = json.loads(raw)[2]
+            except (ValueError, IndexError, TypeError):
+                continue
+            count += routing_key == self.queue
+        return count
+
+    def wait_drained(self, *, timeout: float = 60.0, until: Callable[[], Any] | None = None) -> None:
+        """Wait until the queue is empty, nothing is in flight, and ``until()``
+        (if given) holds; bounded by ``timeout``."""
+        wait_until(
+            lambda: self.queue_length() == 0 and self.in_flight() == 0 and (until is None or until()),
+            timeout=timeout,
+            message=f"queue {self.queue} to drain\n{self.logs()}",
+        )
+
+    def forget_queue(self) -> None:
+        """Delete what kombu keeps in Redis for this queue."""
+        with contextlib.suppress(Exception):
+            self._redis().delete(
+                self.queue, f"_kombu.binding.{self.queue}", f"_kombu.binding_permanent.{self.queue}"
+            )
 
     def logs(self) -> str:
         return "\n".join(f"--- {w.name}\n{w.log()[-4000:]}" for w in self.workers)
@@ -423,8 +458,5 @@ def worker_fleet(
     finally:
         for fleet in fleets:
             fleet.stop()
-            with contextlib.suppress(Exception):
-                import redis
-
-                redis.Redis.from_url(fleet.broker_url, socket_timeout=1).delete(fleet.queue)
+            fleet.forget_queue()
         stack.close()

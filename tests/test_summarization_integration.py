@@ -79,22 +79,16 @@ def state(session: ChatSession) -> SummarizationState | None:
     return SummarizationState.objects.filter(session=session).first()
 
 
-def drained(session: ChatSession, fleet) -> bool:
+def settled(session: ChatSession) -> bool:
     st = state(session)
     gate = selectors.session_gate(session.pk)
-    return (
-        fleet.queue_length() == 0
-        and st is not None
-        and st.state in ("idle", "failed")
-        and gate is not None
-        and not gate.fires
-    )
+    return st is not None and st.state in ("idle", "failed") and gate is not None and not gate.fires
 
 
 def finish(session: ChatSession, fleet, *, timeout: float = 60) -> None:
     """Drain, then force one run for the last few episodes the gate leaves
     for later, and wait until the chain reaches the last episode."""
-    wait_until(lambda: drained(session, fleet), timeout=timeout, message=f"queue drained\n{fleet.logs()}")
+    fleet.wait_drained(timeout=timeout, until=lambda: settled(session))
     last_id = Episode.objects.for_session(session.pk).last().pk
     if selectors.covered_through(session.pk) < last_id:
         assert services.trigger_now(session_pk=session.pk, force=True)
