@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 
 from celery import Task, shared_task
 from django.conf import settings
@@ -35,7 +36,7 @@ def _owner(task: Task) -> str:
     return task.request.id or f"local-{uuid.uuid4()}"
 
 
-def _eager_safe(task: Task, call) -> runner.RunResult | None:  # type: ignore[no-untyped-def]
+def _eager_safe(task: Task, call: Callable[[], runner.RunResult]) -> runner.RunResult | None:
     """Run ``call``. A permanent model error is already recorded on the state
     row and logged by the runner: retrying cannot help, so the task ends
     quietly. In eager mode (no broker) a transient failure is not retried
