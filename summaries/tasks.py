@@ -55,10 +55,17 @@ def _eager_safe(task: Task, call: Callable[[], runner.RunResult]) -> runner.RunR
 
 @shared_task(bind=True, name="summaries.tasks.summarize_session", **_RETRYING)
 def summarize_session(self: Task, session_pk: int, force: bool = False) -> str | None:
-    """Bring one session's summaries up to date; a no-op when another run holds it."""
+    """Bring one session's summaries up to date; a no-op when another run holds it.
+
+    The holder is asked to re-check the gate, which covers ordinary triggers;
+    a forced request (someone asked for a summary now, below the gate) would
+    be lost that way, so it tries again shortly instead.
+    """
     result = _eager_safe(
         self, lambda: runner.run_session(session_pk=session_pk, owner=_owner(self), force=force)
     )
+    if force and result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
+        raise self.retry(countdown=2, max_retries=150)
     return result.outcome.value if result else None
 
 

@@ -339,3 +339,15 @@ def test_eager_task_records_a_failure_without_raising(owner, monkeypatch, transi
     assert st.state == "failed" and str(error) in st.last_error
     assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() == "done"
     assert state_of(s).state == "idle"
+
+
+def test_a_forced_request_waits_for_a_busy_session_instead_of_being_dropped(owner):
+    from celery.exceptions import Retry
+
+    s = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(2, session=s)
+    assert leases.claim(s.pk, "someone-else")
+    # Called directly, as a worker would run it (not eagerly).
+    assert summarize_session(session_pk=s.pk) == "busy"
+    with pytest.raises(Retry):
+        summarize_session(session_pk=s.pk, force=True)
