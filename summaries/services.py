@@ -101,13 +101,13 @@ def trigger_now(*, session_pk: int, force: bool = False) -> bool:
     return enqueue_run(session_pk=session_pk, force=force)
 
 
-def enqueue_run(*, session_pk: int, force: bool = False, **extra: Any) -> bool:
+def enqueue_run(*, session_pk: int, force: bool = False) -> bool:
     """Send ``summarize_session`` to the broker; a broker outage is logged,
     the state goes back to idle (so the sweep finds it later) and False is
     returned. Never raises."""
     from summaries.tasks import summarize_session
 
-    return _send(summarize_session, session_pk, {"session_pk": session_pk, "force": force, **extra})
+    return _send(summarize_session, session_pk, {"session_pk": session_pk, "force": force})
 
 
 def _send(task: Any, session_pk: int, kwargs: dict[str, Any]) -> bool:
