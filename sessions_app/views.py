@@ -8,8 +8,9 @@ with the session cookie and the CSRF token.
 
 from __future__ import annotations
 
+import uuid
 from functools import wraps
-from typing import Callable
+from typing import Any, Callable
 
 from django import forms
 from django.contrib import messages
@@ -21,15 +22,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.pagination import Cursor, CursorPagination
 
+from sessions_app import services
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
-from sessions_app import services
 from summaries.models import Summary
+from summaries.selectors import summarization_status
 
 # The list page shows this many sessions, most recently active first.
 SESSION_LIST_LIMIT = 100
 # The chat page renders this many recent episodes; older ones load on demand.
 HISTORY_PAGE_SIZE = 30
+# Summarization states in which the page shows "Summarising…".
+ACTIVE_STATES = frozenset({"queued", "running"})
 
 # Scripts and styles come only from our own static files; user and model
 # text is escaped everywhere it is shown, and this policy is a second fence.
@@ -96,7 +100,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @with_csp
 @login_required
 @require_POST
-def session_rename(request: HttpRequest, session_uuid) -> HttpResponse:
+def session_rename(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     session = session_for_user(request.user, session_uuid)
     form = SessionTitleForm(request.POST)
     if not form.is_valid():
@@ -110,7 +114,7 @@ def session_rename(request: HttpRequest, session_uuid) -> HttpResponse:
 @with_csp
 @login_required
 @require_http_methods(["GET", "POST"])
-def session_delete(request: HttpRequest, session_uuid) -> HttpResponse:
+def session_delete(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     session = session_for_user(request.user, session_uuid, queryset=ChatSession.objects.with_stats())
     if request.method == "POST":
         title = str(session)
@@ -123,7 +127,7 @@ def session_delete(request: HttpRequest, session_uuid) -> HttpResponse:
 @with_csp
 @login_required
 @require_http_methods(["GET"])
-def session_chat(request: HttpRequest, session_uuid) -> HttpResponse:
+def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     session = session_for_user(request.user, session_uuid, queryset=ChatSession.objects.with_stats())
 
     # The most recent part of the history, shown oldest first; one extra row
@@ -132,21 +136,21 @@ def session_chat(request: HttpRequest, session_uuid) -> HttpResponse:
     has_earlier = len(recent) > HISTORY_PAGE_SIZE
     episodes = list(reversed(recent[:HISTORY_PAGE_SIZE]))
     summaries = list(Summary.objects.chain(session.pk))
+    # Rendered with the page so a run already under way shows at once; the
+    # script keeps it current from the API.
+    status = summarization_status(session)
 
-    base = f"/api/sessions/{session.uuid}/"
-    config = {
+    urls = _api_urls(session)
+    config: dict[str, Any] = {
         "sessionId": str(session.uuid),
-        "urls": {
-            "session": base,
-            "chat": base + "chat/",
-            "episodes": base + "episodes/",
-            "summaries": base + "summaries/",
-            "status": base + "summary-status/",
-            "context": base + "context/",
-            "list": reverse("session-list"),
-        },
+        "urls": urls,
         "hasEarlier": has_earlier,
-        "earlierUrl": _earlier_episodes_url(base + "episodes/", episodes[0].pk) if has_earlier else None,
+        "earlierUrl": _earlier_episodes_url(urls["episodes"], episodes[0].pk) if has_earlier else None,
+        "status": {
+            "state": status["state"],
+            "last_error": status["last_error"],
+            "pending_episodes": status["pending_episodes"],
+        },
     }
     return render(
         request,
@@ -156,9 +160,24 @@ def session_chat(request: HttpRequest, session_uuid) -> HttpResponse:
             "episodes": episodes,
             "has_earlier": has_earlier,
             "summaries": summaries,
+            "status": status,
+            "summarising": status["state"] in ACTIVE_STATES,
             "chat_config": config,
         },
     )
+
+
+def _api_urls(session: ChatSession) -> dict[str, str]:
+    args = [str(session.uuid)]
+    return {
+        "session": reverse("api-session-detail", args=args),
+        "chat": reverse("api-session-chat", args=args),
+        "episodes": reverse("api-episode-list", args=args),
+        "summaries": reverse("api-session-summaries", args=args),
+        "status": reverse("api-summary-status", args=args),
+        "context": reverse("api-session-context", args=args),
+        "list": reverse("session-list"),
+    }
 
 
 def _earlier_episodes_url(episodes_url: str, first_shown_id: int) -> str:

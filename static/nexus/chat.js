@@ -828,6 +828,7 @@
   autoGrow();
   updateEmptyState();
   scrollToBottom();
-  schedulePoll(0);
+  if (config.status) applyStatus(config.status);
+  schedulePoll(ACTIVE_STATES[state.summaryState] ? FAST_POLL_MS : 0);
   el.input.focus();
 })();

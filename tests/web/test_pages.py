@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from sessions_app.models import ChatSession
 from sessions_app.views import HISTORY_PAGE_SIZE
+from summaries.models import SummarizationState
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
@@ -302,3 +303,21 @@ def test_pages_send_a_content_security_policy(owner_web, owner):
 def test_unknown_session_is_404(owner_web):
     assert owner_web.get("/sessions/00000000-0000-0000-0000-000000000000/").status_code == 404
     assert owner_web.get("/sessions/not-a-uuid/").status_code == 404
+
+
+def test_chat_page_renders_the_summarization_state(owner_web, owner):
+    session = ChatSessionFactory(owner=owner)
+    state = SummarizationState.objects.create(session=session, state=SummarizationState.State.RUNNING)
+    html = owner_web.get(chat_url(session)).content.decode()
+    assert '<span class="summary-indicator" id="header-indicator" >' in html
+    assert 'id="header-failed" hidden' in html
+
+    state.state = SummarizationState.State.FAILED
+    state.last_error = "<b>model</b> unreachable"
+    state.save()
+    response = owner_web.get(chat_url(session))
+    html = response.content.decode()
+    assert 'id="header-indicator" hidden' in html
+    assert 'id="summary-error" hidden' not in html
+    assert "&lt;b&gt;model&lt;/b&gt; unreachable" in html
+    assert response.context["chat_config"]["status"]["state"] == "failed"
