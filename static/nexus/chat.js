@@ -830,5 +830,6 @@
   scrollToBottom();
   if (config.status) applyStatus(config.status);
   schedulePoll(ACTIVE_STATES[state.summaryState] ? FAST_POLL_MS : 0);
-  el.input.focus();
+  // On a phone, focusing at load would pop the keyboard over the history.
+  if (wide.matches) el.input.focus();
 })();

@@ -457,6 +457,7 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
         expect(page.locator("#summary-status-line")).to_have_text(re.compile(r"not summarised yet|Up to date"))
         if name == "desktop":
             expect(page.locator("#memory-panel")).to_be_visible()
+            expect(page.get_by_label("Message", exact=True)).to_be_focused()
         else:
             expect(page.locator("#memory-panel")).to_be_hidden()
         page.screenshot(path=str(artifacts_dir / f"chat-{name}.png"))
