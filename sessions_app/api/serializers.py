@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
 from sessions_app.api.validators import LimitedTextField, MetadataField, check_storable_text
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import ChatSession
 
 
 class SessionSerializer(serializers.ModelSerializer):

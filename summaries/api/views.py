@@ -95,7 +95,7 @@ class SummaryCreateView(APIView):
 @extend_schema(tags=["summaries"], parameters=[ID_PARAM])
 class SummaryDetailView(APIView):
     @extend_schema(summary="One summary row", responses=SummarySerializer)
-    def get(self, request: Request, id: int) -> Response:  # noqa: A002
+    def get(self, request: Request, id: int) -> Response:
         return Response(SummarySerializer(summary_for_user(request.user, id)).data)
 
     @extend_schema(
@@ -103,7 +103,7 @@ class SummaryDetailView(APIView):
         request=SummaryUpdateSerializer,
         responses={200: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
     )
-    def patch(self, request: Request, id: int) -> Response:  # noqa: A002
+    def patch(self, request: Request, id: int) -> Response:
         summary = summary_for_user(request.user, id)
         serializer = SummaryUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -124,7 +124,7 @@ class SummaryRegenerateView(APIView):
         request=None,
         responses={202: SummarizationStatusSerializer},
     )
-    def post(self, request: Request, id: int) -> Response:  # noqa: A002
+    def post(self, request: Request, id: int) -> Response:
         summary = summary_for_user(request.user, id)
         summary_regenerate(summary=summary, actor=request.user)
         return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)
