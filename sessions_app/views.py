@@ -9,8 +9,9 @@ with the session cookie and the CSRF token.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import wraps
-from typing import Any, Callable
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -37,18 +38,10 @@ ACTIVE_STATES = frozenset({"queued", "running"})
 
 # Scripts and styles come only from our own static files; user and model
 # text is escaped everywhere it is shown, and this policy is a second fence.
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'self'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
 )
 
 

@@ -232,7 +232,9 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, m
 
     def broken(self, prompt, **kwargs):
         time.sleep(2.5)  # long enough for the page, polling each second, to see the run
-        raise PermanentInferenceError("utility model answered 400: context length exceeded", backend="offline")
+        raise PermanentInferenceError(
+            "utility model answered 400: context length exceeded", backend="offline"
+        )
 
     monkeypatch.setattr(OfflineClient, "_complete", broken)
     page, recorder = open_page(viewport=PHONE)
@@ -263,7 +265,9 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, m
 def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
     owner = UserFactory(username="bea")
     session = ChatSessionFactory(owner=owner, title="Long conversation")
-    detail = " ".join(f"Point {n} adds another consideration about budgets, timing and trade-offs." for n in range(8))
+    detail = " ".join(
+        f"Point {n} adds another consideration about budgets, timing and trade-offs." for n in range(8)
+    )
     for n in range(20):
         # Each write commits and may fold older episodes into a summary.
         EpisodeFactory(session=session, user_input=f"Question {n}: what else matters here?", response=detail)
@@ -388,7 +392,9 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
     settings.SUMMARY_THRESHOLD_TOKENS = 200
     send(page, f"{XSS_IMG} typed")
     wait_for_turns(page, len(episodes) + 1)
-    expect(page.locator("#messages .episode").last.locator(".msg-user .msg-body")).to_have_text(f"{XSS_IMG} typed")
+    expect(page.locator("#messages .episode").last.locator(".msg-user .msg-body")).to_have_text(
+        f"{XSS_IMG} typed"
+    )
     # The row was not curated, so it is updated cumulatively: its range grows
     # and its text now quotes later episodes' markup too.
     row = Summary.objects.get(session=session)
@@ -418,16 +424,41 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
     lisbon = ChatSessionFactory(owner=owner, title="Trip to Lisbon")
     ChatSessionFactory(owner=owner, title="")
     pairs = [
-        (MESSAGES[0], "Lisbon is very walkable for families if you stay central. Baixa and Chiado are flat-ish, "
-         "well served by trams and metro, and close to the river."),
-        (MESSAGES[1], "Baixa, Chiado and Príncipe Real are the easiest. Avoid steep Alfama streets with a "
-         "stroller; tram 28 is fun but crowded."),
-        (MESSAGES[2], "Keep day one gentle: a late lunch in Baixa, the Santa Justa lift, then an early "
-         "evening at the riverside Ribeira das Naus."),
-        (MESSAGES[3], "Sintra is 40 minutes by train from Rossio; leave before 9 to beat the queues. "
-         "Cascais is an easy beach afternoon from Cais do Sodré."),
-        (MESSAGES[4], "Try bifanas, grilled chicken and of course pastel de nata, warm from Manteigaria "
-         "near Chiado.\nMost kids love the custard tarts with cinnamon."),
+        (
+            MESSAGES[0],
+            (
+                "Lisbon is very walkable for families if you stay central. Baixa and Chiado are flat-ish, "
+                "well served by trams and metro, and close to the river."
+            ),
+        ),
+        (
+            MESSAGES[1],
+            (
+                "Baixa, Chiado and Príncipe Real are the easiest. Avoid steep Alfama streets with a "
+                "stroller; tram 28 is fun but crowded."
+            ),
+        ),
+        (
+            MESSAGES[2],
+            (
+                "Keep day one gentle: a late lunch in Baixa, the Santa Justa lift, then an early "
+                "evening at the riverside Ribeira das Naus."
+            ),
+        ),
+        (
+            MESSAGES[3],
+            (
+                "Sintra is 40 minutes by train from Rossio; leave before 9 to beat the queues. "
+                "Cascais is an easy beach afternoon from Cais do Sodré."
+            ),
+        ),
+        (
+            MESSAGES[4],
+            (
+                "Try bifanas, grilled chicken and of course pastel de nata, warm from Manteigaria "
+                "near Chiado.\nMost kids love the custard tarts with cinnamon."
+            ),
+        ),
     ]
     episodes = [EpisodeFactory(session=lisbon, user_input=q, response=a) for q, a in pairs]
     SummaryFactory(
@@ -454,7 +485,9 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
         page.screenshot(path=str(artifacts_dir / f"session-list-{name}.png"), full_page=True)
 
         page.goto(f"{live_server.url}/sessions/{lisbon.uuid}/")
-        expect(page.locator("#summary-status-line")).to_have_text(re.compile(r"not summarised yet|Up to date"))
+        expect(page.locator("#summary-status-line")).to_have_text(
+            re.compile(r"not summarised yet|Up to date")
+        )
         if name == "desktop":
             expect(page.locator("#memory-panel")).to_be_visible()
             expect(page.get_by_label("Message", exact=True)).to_be_focused()

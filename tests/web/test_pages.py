@@ -191,7 +191,9 @@ def test_delete_asks_then_deletes(owner_web, owner):
 def test_other_users_cannot_touch_a_session(other_web, owner):
     session = ChatSessionFactory(owner=owner, title="Private")
     assert other_web.get(chat_url(session)).status_code == 404
-    assert other_web.post(reverse("session-rename", args=[session.uuid]), {"title": "Mine"}).status_code == 404
+    assert (
+        other_web.post(reverse("session-rename", args=[session.uuid]), {"title": "Mine"}).status_code == 404
+    )
     assert other_web.get(reverse("session-delete", args=[session.uuid])).status_code == 404
     assert other_web.post(reverse("session-delete", args=[session.uuid])).status_code == 404
     session.refresh_from_db()
@@ -277,7 +279,9 @@ def test_earlier_cursor_pages_back_in_steps(owner_web, owner):
 def test_chat_page_escapes_user_and_model_text(owner_web, owner):
     session = ChatSessionFactory(owner=owner, title="<b>bold</b>")
     episode = EpisodeFactory(
-        session=session, user_input="<script>window.pwned=1</script>", response='<img src=x onerror="alert(1)">'
+        session=session,
+        user_input="<script>window.pwned=1</script>",
+        response='<img src=x onerror="alert(1)">',
     )
     SummaryFactory(
         session=session,
