@@ -1,7 +1,9 @@
 """Session and episode endpoints.
 
-Views parse, check access and call services/selectors; every session is
-looked up through ``session_for_user`` so another user's uuid is a 404.
+Views parse, check access and call services/selectors. A session is found
+through ``session_for_user`` (a single episode write runs the same check
+inside its write statement), so another user's uuid is a 404, like an
+unknown or malformed one.
 """
 
 from __future__ import annotations
