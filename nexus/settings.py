@@ -170,6 +170,9 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Throttles tell anonymous clients apart by address. X-Forwarded-For is
+    # only believed from the proxies in front (a client could forge it).
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if env_bool("DJANGO_BEHIND_PROXY", False) else 0, minimum=0),
     # The browsable API only while debugging: content negotiation and HTML
     # rendering cost every request something, and clients want JSON.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]

@@ -137,3 +137,13 @@ def test_token_lookup_every_request_when_turned_off(owner, session, settings):
     with CaptureQueriesContext(connection) as ctx:
         client.get(f"/api/sessions/{session.uuid}/episode-stats/")
     assert sum("authtoken_token" in q["sql"] for q in ctx.captured_queries) == 1
+
+
+def test_anon_throttle_ignores_a_forged_forwarded_for(db, settings):
+    settings.API_THROTTLE_ANON = "2/minute"
+    client = APIClient()
+    codes = [
+        client.post("/api/auth/token/", {}, format="json", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}").status_code
+        for n in range(3)
+    ]
+    assert codes == [400, 400, 429]
