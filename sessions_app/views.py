@@ -26,6 +26,7 @@ from rest_framework.pagination import Cursor, CursorPagination
 from sessions_app import services
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
+from summaries.api.serializers import SummarizationStatusSerializer
 from summaries.models import Summary
 from summaries.selectors import summarization_status
 
@@ -139,11 +140,9 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
         "urls": urls,
         "hasEarlier": has_earlier,
         "earlierUrl": _earlier_episodes_url(urls["episodes"], episodes[0].pk) if has_earlier else None,
-        "status": {
-            "state": status["state"],
-            "last_error": status["last_error"],
-            "pending_episodes": status["pending_episodes"],
-        },
+        # The same payload the status endpoint answers, so the script can
+        # tell when a later answer differs.
+        "status": dict(SummarizationStatusSerializer(status).data),
     }
     return render(
         request,

@@ -62,6 +62,8 @@
     sessionGone: false,
     summaryState: null,
     summariesDirty: false,
+    statusSeen: false,
+    statusUpdatedAt: null,
     pollTimer: null,
     fastPollUntil: 0,
     earlierUrl: config.earlierUrl || null,
@@ -519,9 +521,14 @@
       : "No summaries yet. They appear once the conversation passes the summary threshold.";
 
     var wasActive = Boolean(previous && ACTIVE_STATES[previous]);
-    if (!active && (wasActive || state.summariesDirty)) {
+    // A run that started and ended between two polls (another client's
+    // writes, a slow idle poll) still moved the state row's timestamp.
+    var moved = state.statusSeen && status.updated_at && status.updated_at !== state.statusUpdatedAt;
+    state.statusSeen = true;
+    state.statusUpdatedAt = status.updated_at || null;
+    if (!active && (wasActive || moved || state.summariesDirty)) {
       state.summariesDirty = false;
-      refreshSummaries(wasActive);
+      refreshSummaries(wasActive || moved);
     }
   }
 

@@ -224,6 +224,37 @@ def test_chat_with_a_model_server(open_page, live_server, settings, fake_model):
     assert recorder.page_errors == []
 
 
+def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
+    """A run the page did not start (another client asked for it) still
+    refreshes the cards on the next status poll."""
+    owner = UserFactory(username="jules")
+    session = ChatSessionFactory(owner=owner, title="Summarized from the API")
+    for text in MESSAGES[:3]:
+        EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
+    page, recorder = open_page()
+    sign_in(page, live_server, "jules")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    expect(page.locator("#summary-status-line")).to_have_text("3 episodes not summarised yet.")
+    expect(page.locator("#summaries-empty")).to_be_visible()
+
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    answer = page.request.post(
+        f"{live_server.url}/api/sessions/{session.uuid}/summarize/", headers={"X-CSRFToken": csrf}
+    )
+    assert answer.status == 202, answer.text()
+    summary = Summary.objects.get(session=session)
+
+    # Coming back to the tab polls at once (otherwise the next idle poll would).
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    card = page.locator("#summary-cards .summary-card")
+    expect(card.locator(".summary-range")).to_have_text(
+        f"Episodes {summary.first_episode_id}–{summary.last_episode_id}"
+    )
+    expect(page.locator("#summary-status-line")).to_have_text("Up to date.")
+    expect(page.locator("#summaries-empty")).to_be_hidden()
+    assert recorder.page_errors == []
+
+
 def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, monkeypatch, artifacts_dir):
     owner = UserFactory(username="hana")
     session = ChatSessionFactory(owner=owner, title="Summaries fail")
