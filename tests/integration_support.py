@@ -458,5 +458,7 @@ def worker_fleet(
     finally:
         for fleet in fleets:
             fleet.stop()
-            fleet.forget_queue()
         stack.close()
+        # After this process let go of the broker too: nothing re-declares the queue.
+        for fleet in fleets:
+            fleet.forget_queue()
