@@ -263,6 +263,10 @@ def _one_pass(
     return stored
 
 
+class _LeaseLost(Exception):
+    """The session's lease went to another run while this one computed."""
+
+
 def _fold_range(
     session_pk: int,
     after_id: int,
@@ -271,6 +275,7 @@ def _fold_range(
     session_uuid: str,
     result: RunResult,
     *,
+    owner: str,
     kind: str,
     start_new_rows: bool,
 ) -> list[RebuiltRow]:
@@ -300,6 +305,9 @@ def _fold_range(
             current = None
         action = Action.CREATE if current is None else Action.UPDATE
         prompt = build_prompt(action, chunk, current.result.text if current else None)
+        # A rebuild may take many calls: extend the lease before each one.
+        if not leases.hold(session_pk, owner):
+            raise _LeaseLost
         result.calls += 1
         answer = _call(
             client,
@@ -380,6 +388,7 @@ def regenerate_row(
                 _client(client),
                 _session_uuid(session_pk),
                 result,
+                owner=owner,
                 kind="regenerate",
                 start_new_rows=False,
             )
@@ -397,6 +406,9 @@ def regenerate_row(
                 if stored is StoreOutcome.LOST_LEASE:
                     result.outcome = RunOutcome.LOST
                     return result
+    except _LeaseLost:
+        result.outcome = RunOutcome.LOST
+        return result
     except BaseException as exc:
         leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise
@@ -422,7 +434,7 @@ def rebuild_chain(
         new_rows: list[RebuiltRow] = []
         cursor = 0
         uuid = _session_uuid(session_pk)
-        cli = _client(client) if chain else None
+        cli = _client(client)
         for curated in [r for r in chain if r.curated]:
             if curated.first_episode_id - 1 > cursor:
                 new_rows += _fold_range(
@@ -431,7 +443,8 @@ def rebuild_chain(
                     curated.first_episode_id - 1,
                     cli,
                     uuid,
-                    result,  # type: ignore[arg-type]
+                    result,
+                    owner=owner,
                     kind="rebuild",
                     start_new_rows=True,
                 )
@@ -444,8 +457,9 @@ def rebuild_chain(
                 cli,
                 uuid,
                 result,
+                owner=owner,
                 kind="rebuild",
-                start_new_rows=True,  # type: ignore[arg-type]
+                start_new_rows=True,
             )
         if chain:
             stored = chain_store_rebuilt(
@@ -455,6 +469,9 @@ def rebuild_chain(
             if stored is StoreOutcome.LOST_LEASE:
                 result.outcome = RunOutcome.LOST
                 return result
+    except _LeaseLost:
+        result.outcome = RunOutcome.LOST
+        return result
     except BaseException as exc:
         leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise

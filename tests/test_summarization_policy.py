@@ -491,3 +491,19 @@ def test_log_content_adds_the_texts(session, caplog, settings):
         run_session(session_pk=session.pk, owner=OWNER, client=FakeClient())
     (record,) = [r for r in caplog.records if hasattr(r, "episode_range")]
     assert "Question number" in record.prompt and record.answer.startswith("Summary of")
+
+
+def test_a_rebuild_stops_and_stores_nothing_when_its_lease_is_taken_over(session):
+    eps = add_episodes(session, 12, size=900)
+    SummaryFactory(session=session, first_episode_id=eps[0].pk, last_episode_id=eps[-1].pk, content="old")
+    client = FakeClient()
+
+    def takeover(n: int) -> None:
+        if n == 1:
+            SummarizationState.objects.filter(session=session).update(lease_owner="usurper")
+
+    client.before_answer = takeover
+    result = rebuild_chain(session_pk=session.pk, owner="rebuild", client=client)
+
+    assert result.outcome is RunOutcome.LOST and len(client.prompts) == 1
+    assert Summary.objects.get(session=session).content == "old"
