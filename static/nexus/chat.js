@@ -62,6 +62,7 @@
     sessionGone: false,
     summaryState: null,
     summariesDirty: false,
+    lastStatus: null,
     statusSeen: false,
     statusUpdatedAt: null,
     pollTimer: null,
@@ -502,23 +503,8 @@
       el.headerFailed.removeAttribute("title");
     }
 
-    var pending = typeof status.pending_episodes === "number" ? status.pending_episodes : null;
-    var line;
-    if (current === "queued") {
-      line = "Summarising… (queued)";
-    } else if (current === "running") {
-      line = "Summarising…" + (pending ? " " + plural(pending, "episode", "episodes") + " to fold in." : "");
-    } else if (failed) {
-      line = "Summarization failed; it is tried again later.";
-    } else if (pending) {
-      line = plural(pending, "episode", "episodes") + " not summarised yet.";
-    } else {
-      line = "Up to date.";
-    }
-    el.statusLine.textContent = line;
-    el.cardsEmpty.textContent = failed
-      ? "No summaries yet."
-      : "No summaries yet. They appear once the conversation passes the summary threshold.";
+    state.lastStatus = status;
+    renderStatusLine();
 
     var wasActive = Boolean(previous && ACTIVE_STATES[previous]);
     // A run that started and ended between two polls (another client's
@@ -530,6 +516,30 @@
       state.summariesDirty = false;
       refreshSummaries(wasActive || moved);
     }
+  }
+
+  function renderStatusLine() {
+    var status = state.lastStatus;
+    if (!status) return;
+    var current = status.state;
+    var failed = current === "failed";
+    var pending = typeof status.pending_episodes === "number" ? status.pending_episodes : null;
+    var line;
+    if (current === "queued") {
+      line = "Summarising… (queued)";
+    } else if (current === "running") {
+      line = "Summarising…" + (pending ? " " + plural(pending, "episode", "episodes") + " to fold in." : "");
+    } else if (failed) {
+      line = "Summarization failed; it is tried again later.";
+    } else if (pending) {
+      line = plural(pending, "episode", "episodes") + " not summarised yet.";
+    } else {
+      line = el.cards.children.length ? "Up to date." : "Nothing to summarise yet.";
+    }
+    el.statusLine.textContent = line;
+    el.cardsEmpty.textContent = failed
+      ? "No summaries yet."
+      : "No summaries yet. They appear once the conversation passes the summary threshold.";
   }
 
   /* ------------------------------------------------------------ summaries */
@@ -597,6 +607,7 @@
     if (Object.keys(before).length !== rows.length) changed = true;
     el.cards.replaceChildren(fragment);
     el.cardsEmpty.hidden = rows.length > 0;
+    renderStatusLine();
     el.memoryToggle.dataset.count = rows.length;
     if (changed && announceChange) announce("Session memory updated.");
   }

@@ -453,7 +453,7 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
     owner = UserFactory(username="gina")
     ChatSessionFactory(owner=owner, title="Garden irrigation ideas")
     lisbon = ChatSessionFactory(owner=owner, title="Trip to Lisbon")
-    ChatSessionFactory(owner=owner, title="")
+    untitled = ChatSessionFactory(owner=owner, title="")
     pairs = [
         (
             MESSAGES[0],
@@ -525,6 +525,12 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
         else:
             expect(page.locator("#memory-panel")).to_be_hidden()
         page.screenshot(path=str(artifacts_dir / f"chat-{name}.png"))
+
+        if name == "desktop":
+            page.goto(f"{live_server.url}/sessions/{untitled.uuid}/")
+            expect(page.locator("#empty-chat")).to_be_visible()
+            expect(page.locator("#chat-title")).to_have_text("Untitled session")
+            page.screenshot(path=str(artifacts_dir / "chat-empty-desktop.png"))
 
         if name == "phone":
             page.get_by_role("button", name="Session memory").click()
