@@ -351,3 +351,14 @@ def test_a_forced_request_waits_for_a_busy_session_instead_of_being_dropped(owne
     assert summarize_session(session_pk=s.pk) == "busy"
     with pytest.raises(Retry):
         summarize_session(session_pk=s.pk, force=True)
+
+
+def test_beat_runs_the_sweep_task(settings, owner, sent):
+    from nexus.celery import app
+
+    entry = settings.CELERY_BEAT_SCHEDULE["summaries-sweep"]
+    assert entry["task"] in app.tasks and entry["schedule"] > 0
+    s = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    assert app.tasks[entry["task"]].apply().get() == 1
+    assert sent == [("summaries.tasks.summarize_session", {"session_pk": s.pk, "force": False})]
