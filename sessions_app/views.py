@@ -169,6 +169,7 @@ def _api_urls(session: ChatSession) -> dict[str, str]:
         "status": reverse("api-summary-status", args=args),
         "context": reverse("api-session-context", args=args),
         "list": reverse("session-list"),
+        "login": reverse("login"),
     }
 
 

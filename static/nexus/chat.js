@@ -363,8 +363,8 @@
 
       if (!response.ok) {
         var message = await errorMessage(response);
-        if (response.status === 404 && (await confirmGone())) {
-          turn.fail("This session no longer exists.");
+        if (isAccessError(response.status) && (await checkAccess())) {
+          turn.fail(response.status === 404 ? "This session no longer exists." : message);
         } else {
           turn.fail(message);
           restoreDraft(text);
@@ -420,6 +420,7 @@
       if (typeof session.total_tokens === "number") el.statTokens.textContent = session.total_tokens;
     } catch (err) {
       if (err.status === 404) sessionGone();
+      if (err.status === 401 || err.status === 403) signedOut();
     }
   }
 
@@ -471,7 +472,7 @@
       applyStatus(status);
       if (ACTIVE_STATES[status.state] || Date.now() < state.fastPollUntil) next = FAST_POLL_MS;
     } catch (err) {
-      if (err.status === 404 && (await confirmGone())) return;
+      if (isAccessError(err.status) && (await checkAccess())) return;
       el.statusLine.textContent = "Could not read the summarization state: " + err.message;
       next = 5000;
     }
@@ -587,7 +588,7 @@
     try {
       rows = await fetchAll(urls.summaries);
     } catch (err) {
-      if (err.status === 404) confirmGone();
+      if (isAccessError(err.status)) checkAccess();
       return;
     }
     rows.sort(function (a, b) {
@@ -690,7 +691,7 @@
       state.hasEarlier = Boolean(state.earlierUrl) && rows.length > 0;
       updateEmptyState();
     } catch (err) {
-      if (!(err.status === 404 && (await confirmGone()))) {
+      if (!(isAccessError(err.status) && (await checkAccess()))) {
         el.loadEarlier.textContent = "Could not load earlier messages. Try again";
         el.loadEarlier.disabled = false;
         state.loadingEarlier = false;
@@ -718,10 +719,8 @@
       el.contextState.textContent = "";
     } catch (err) {
       el.contextResult.hidden = true;
-      var gone = err.status === 404 && (await confirmGone());
-      el.contextState.textContent = gone
-        ? "This session no longer exists."
-        : "Could not build the context: " + err.message;
+      var blocked = isAccessError(err.status) && (await checkAccess());
+      el.contextState.textContent = blocked ? err.message : "Could not build the context: " + err.message;
     } finally {
       el.contextResult.removeAttribute("aria-busy");
     }
@@ -799,9 +798,10 @@
 
   /* ------------------------------------------------------- session gone */
 
-  /* A 404 from a sub-resource means the session is gone only if the
-     session itself answers 404 as well. */
-  async function confirmGone() {
+  /* An error from a sub-resource says the session is gone (404) or the
+     person is signed out (401/403) only if the session itself answers so.
+     Returns true when the page was switched to one of those states. */
+  async function checkAccess() {
     try {
       await getJson(urls.session);
       return false;
@@ -810,18 +810,24 @@
         sessionGone();
         return true;
       }
+      if (err.status === 401 || err.status === 403) {
+        signedOut();
+        return true;
+      }
       return false;
     }
   }
 
-  function sessionGone() {
-    if (state.sessionGone) return;
-    state.sessionGone = true;
+  function isAccessError(status) {
+    return status === 404 || status === 401 || status === 403;
+  }
+
+  function blockPage(text, linkText, href) {
     window.clearTimeout(state.pollTimer);
     el.sessionAlert.textContent = "";
-    el.sessionAlert.appendChild(document.createTextNode("This session no longer exists. "));
-    var link = make("a", null, "Back to your sessions");
-    link.href = urls.list;
+    el.sessionAlert.appendChild(document.createTextNode(text + " "));
+    var link = make("a", null, linkText);
+    link.href = href;
     el.sessionAlert.appendChild(link);
     el.sessionAlert.hidden = false;
     el.input.disabled = true;
@@ -830,6 +836,19 @@
     el.loadEarlier.hidden = true;
     el.headerIndicator.hidden = true;
     el.buttonIndicator.hidden = true;
+  }
+
+  function signedOut() {
+    if (state.sessionGone) return;
+    state.sessionGone = true;
+    var next = window.location.pathname;
+    blockPage("You are signed out.", "Sign in again", urls.login + "?next=" + encodeURIComponent(next));
+  }
+
+  function sessionGone() {
+    if (state.sessionGone) return;
+    state.sessionGone = true;
+    blockPage("This session no longer exists.", "Back to your sessions", urls.list);
   }
 
   /* ----------------------------------------------------------------- start */

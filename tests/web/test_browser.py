@@ -23,7 +23,7 @@ from summaries.inference.offline import OfflineClient
 from summaries.models import Summary
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
 from tests.fake_model_server import closed_port_url
-from tests.web.conftest import PHONE, sign_in
+from tests.web.conftest import PASSWORD, PHONE, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -354,6 +354,31 @@ def test_session_gone(open_page, live_server):
     expect(alert).to_contain_text("This session no longer exists.")
     expect(alert.get_by_role("link", name="Back to your sessions")).to_have_attribute("href", "/")
     expect(page.get_by_label("Message", exact=True)).to_be_disabled()
+
+
+def test_signed_out_while_chatting(open_page, live_server):
+    owner = UserFactory(username="kim")
+    session = ChatSessionFactory(owner=owner, title="Long lunch")
+    page, _ = open_page()
+    sign_in(page, live_server, "kim")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    expect(page.locator("#empty-chat")).to_be_visible()
+
+    page.context.clear_cookies()  # as if the sign-in expired
+    send(page, "Still there?")
+    alert = page.locator("#session-alert")
+    expect(alert).to_contain_text("You are signed out.")
+    link = alert.get_by_role("link", name="Sign in again")
+    expect(link).to_have_attribute("href", f"/accounts/login/?next=%2Fsessions%2F{session.uuid}%2F")
+    expect(page.locator("#messages .episode.is-failed")).to_have_count(1)
+    expect(page.get_by_label("Message", exact=True)).to_be_disabled()
+    assert not Episode.objects.filter(session=session).exists()
+
+    link.click()
+    page.get_by_label("Username").fill("kim")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/sessions/{session.uuid}/")
 
 
 def test_list_page_create_rename_delete(open_page, live_server):
