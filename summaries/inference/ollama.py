@@ -11,18 +11,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from summaries.inference.base import (
-    ChatStream,
-    Completion,
-    Stopwatch,
-    TransientInferenceError,
-    reported_count,
-)
-from summaries.inference.http import HttpInferenceClient
+from summaries.inference.base import TransientInferenceError, reported_count
+from summaries.inference.chat_http import ChatHttpClient
 
 
-class OllamaClient(HttpInferenceClient):
+class OllamaClient(ChatHttpClient):
     name = "ollama"
+    chat_path = "/api/chat"
 
     def body(
         self,
@@ -43,68 +38,31 @@ class OllamaClient(HttpInferenceClient):
             body["options"] = options
         return body
 
-    def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
-    ) -> Completion:
-        watch = Stopwatch()
-        payload = self.post_json(
-            "/api/chat",
-            self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=False),
-        )
-        self._raise_reported_error(payload)
+    def reply_text(self, payload: dict[str, Any]) -> str | None:
         message = payload.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
             raise self.malformed("no message.content", json.dumps(payload))
-        return self._finished(
-            text=message.get("content"),
-            model=str(payload.get("model") or model),
-            prompt_tokens=reported_count(payload, "prompt_eval_count"),
-            completion_tokens=reported_count(payload, "eval_count"),
-            messages=messages,
-            watch=watch,
-        )
+        return message.get("content")
 
-    def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
-    ) -> ChatStream:
-        watch = Stopwatch()
-        final: dict[str, Any] = {}
-        body = self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=True)
+    def stream_chunks(self, lines: Iterator[str], seen: dict[str, Any]) -> Iterator[str]:
+        for line in lines:
+            event = self.stream_event(line, "stream line")
+            message = event.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            if content:
+                yield str(content)
+            if event.get("done"):
+                # The last object carries the model and the token counts.
+                seen.update(event)
+                return
 
-        def chunks() -> Iterator[str]:
-            with self.stream_lines("/api/chat", body) as lines:
-                for line in lines:
-                    try:
-                        event = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise self.malformed("stream line is not JSON", line) from exc
-                    if not isinstance(event, dict):
-                        raise self.malformed("stream line is not an object", line)
-                    self._raise_reported_error(event)
-                    message = event.get("message")
-                    content = message.get("content") if isinstance(message, dict) else None
-                    if content:
-                        yield str(content)
-                    if event.get("done"):
-                        final.update(event)
-                        return
-
-        def finish(text: str) -> Completion:
-            return self._finished(
-                text=text,
-                model=str(final.get("model") or model),
-                prompt_tokens=reported_count(final, "prompt_eval_count"),
-                completion_tokens=reported_count(final, "eval_count"),
-                messages=messages,
-                watch=watch,
-            )
-
-        return ChatStream(chunks(), finish)
+    def token_counts(self, payload: dict[str, Any]) -> tuple[int | None, int | None]:
+        return reported_count(payload, "prompt_eval_count"), reported_count(payload, "eval_count")
 
     def health(self) -> None:
         self.get_ok("/api/tags")
 
-    def _raise_reported_error(self, payload: dict[str, Any]) -> None:
+    def raise_reported_error(self, payload: dict[str, Any]) -> None:
         # Ollama reports failures that happen after the 200 header (the
         # model runner crashing, running out of memory) as {"error": "..."}:
         # a server-side fault, so worth another try.

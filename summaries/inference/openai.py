@@ -12,22 +12,16 @@ from typing import Any
 
 from django.conf import settings
 
-from summaries.inference.base import (
-    ChatStream,
-    Completion,
-    PermanentInferenceError,
-    Stopwatch,
-    TransientInferenceError,
-    reported_count,
-)
-from summaries.inference.http import HttpInferenceClient
+from summaries.inference.base import PermanentInferenceError, TransientInferenceError, reported_count
+from summaries.inference.chat_http import ChatHttpClient
 
 SSE_DATA = "data:"
 SSE_DONE = "[DONE]"
 
 
-class OpenAIClient(HttpInferenceClient):
+class OpenAIClient(ChatHttpClient):
     name = "openai"
+    chat_path = "/v1/chat/completions"
 
     def headers(self) -> dict[str, str]:
         key = settings.INFERENCE_API_KEY
@@ -53,80 +47,41 @@ class OpenAIClient(HttpInferenceClient):
             body["stream"] = True
         return body
 
-    def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
-    ) -> Completion:
-        watch = Stopwatch()
-        payload = self.post_json(
-            "/v1/chat/completions",
-            self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=False),
-        )
-        self._raise_reported_error(payload)
+    def reply_text(self, payload: dict[str, Any]) -> str | None:
         choice = _first_choice(payload)
         message = choice.get("message") if choice is not None else None
         if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
             raise self.malformed("no choices[0].message.content", json.dumps(payload))
+        return message.get("content")
+
+    def stream_chunks(self, lines: Iterator[str], seen: dict[str, Any]) -> Iterator[str]:
+        for line in lines:
+            # Comments (":"), "event:" and "id:" lines carry nothing we use.
+            if not line.startswith(SSE_DATA):
+                continue
+            data = line[len(SSE_DATA) :].strip()
+            if data == SSE_DONE:
+                return
+            event = self.stream_event(data, "SSE data")
+            if event.get("model"):
+                seen["model"] = event["model"]
+            if isinstance(event.get("usage"), dict):
+                seen["usage"] = event["usage"]
+            choice = _first_choice(event)
+            delta = choice.get("delta") if choice is not None else None
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if content:
+                yield str(content)
+        # Some servers close without [DONE]; what arrived is still the reply.
+
+    def token_counts(self, payload: dict[str, Any]) -> tuple[int | None, int | None]:
         usage = payload.get("usage")
-        return self._finished(
-            text=message.get("content"),
-            model=str(payload.get("model") or model),
-            prompt_tokens=reported_count(usage, "prompt_tokens"),
-            completion_tokens=reported_count(usage, "completion_tokens"),
-            messages=messages,
-            watch=watch,
-        )
-
-    def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
-    ) -> ChatStream:
-        watch = Stopwatch()
-        seen: dict[str, Any] = {}
-        body = self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=True)
-
-        def chunks() -> Iterator[str]:
-            with self.stream_lines("/v1/chat/completions", body) as lines:
-                for line in lines:
-                    # Comments (":"), "event:" and "id:" lines carry nothing we use.
-                    if not line.startswith(SSE_DATA):
-                        continue
-                    data = line[len(SSE_DATA) :].strip()
-                    if data == SSE_DONE:
-                        return
-                    try:
-                        event = json.loads(data)
-                    except json.JSONDecodeError as exc:
-                        raise self.malformed("SSE data is not JSON", data) from exc
-                    if not isinstance(event, dict):
-                        raise self.malformed("SSE data is not an object", data)
-                    self._raise_reported_error(event)
-                    if event.get("model"):
-                        seen["model"] = event["model"]
-                    if isinstance(event.get("usage"), dict):
-                        seen["usage"] = event["usage"]
-                    choice = _first_choice(event)
-                    delta = choice.get("delta") if choice is not None else None
-                    content = delta.get("content") if isinstance(delta, dict) else None
-                    if content:
-                        yield str(content)
-            # Some servers close without [DONE]; what arrived is still the reply.
-
-        def finish(text: str) -> Completion:
-            usage = seen.get("usage")
-            return self._finished(
-                text=text,
-                model=str(seen.get("model") or model),
-                prompt_tokens=reported_count(usage, "prompt_tokens"),
-                completion_tokens=reported_count(usage, "completion_tokens"),
-                messages=messages,
-                watch=watch,
-            )
-
-        return ChatStream(chunks(), finish)
+        return reported_count(usage, "prompt_tokens"), reported_count(usage, "completion_tokens")
 
     def health(self) -> None:
         self.get_ok("/v1/models")
 
-    def _raise_reported_error(self, payload: dict[str, Any]) -> None:
+    def raise_reported_error(self, payload: dict[str, Any]) -> None:
         # Errors sent with a 200 (mid-stream, or by lenient servers) come as
         # {"error": {"message": ..., "code": ...}}. A server-side code is
         # worth retrying; anything else describes a bad request.
