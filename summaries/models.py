@@ -1,4 +1,5 @@
-"""Summary rows, their revisions, and each session's summarization state."""
+"""Summary rows, their revisions, each session's summarization state, and
+one record per utility-model call."""
 
 from __future__ import annotations
 
@@ -129,3 +130,60 @@ class SummarizationState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_state_display()} ({self.session_id})"
+
+
+class UtilityCall(models.Model):
+    """One call to the utility model, whatever came of it: the cost record.
+
+    Written by the runner right after the model answers or fails, in its own
+    short write (never inside the transaction that stores a summary), so a
+    failed call, a call folded into a row that later calls updated again, and
+    an answer dropped as stale are all counted. A call whose worker died
+    mid-request leaves no record: nobody saw what it cost.
+    """
+
+    class Kind(models.TextChoices):
+        FRESH = "fresh", "Fresh summary"
+        UPDATE = "update", "Cumulative update"
+        REGENERATE = "regenerate", "Regeneration"
+        REBUILD = "rebuild", "Rebuild"
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "Answered"
+        TRANSIENT_ERROR = "transient_error", "Transient error"
+        PERMANENT_ERROR = "permanent_error", "Permanent error"
+        # Answered, but the rows or the lease changed while it ran: not stored.
+        DROPPED_STALE = "dropped_stale", "Answered, dropped as stale"
+
+    FAILED = (Outcome.TRANSIENT_ERROR, Outcome.PERMANENT_ERROR)
+
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="utility_calls")
+    # The row the answer went into, once stored (null: failed, dropped, or not stored yet).
+    summary = models.ForeignKey(
+        Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="utility_calls"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    model = models.CharField(max_length=200, blank=True)
+    # As the model server reported them (the client counts when it reports none);
+    # zero for a failed call, which reports nothing.
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    # The episodes the prompt carried.
+    first_episode_id = models.BigIntegerField()
+    last_episode_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["session", "created_at"], name="utilitycall_session_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.episode_range}: {self.get_outcome_display()}"
+
+    @property
+    def episode_range(self) -> str:
+        return f"{self.first_episode_id}-{self.last_episode_id}"

@@ -10,6 +10,11 @@ Each model call logs one record on ``nexus.summarization`` with the fields in
 ``extra``: session, episode_range, prompt_tokens, completion_tokens,
 duration_ms, outcome, error (and the prompt/answer text only with
 ``settings.LOG_CONTENT``).
+
+Each model call, answered or not, is also kept as a ``UtilityCall`` row (the
+cost record behind the usage report), written on its own right after the
+model returns or raises, outside any transaction; once the answer is stored
+the row is linked to its summary, and an answer dropped as stale is marked so.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.conf import settings
+from django.db import DatabaseError
 
 from sessions_app.models import ChatSession
 from summaries import leases, selectors
 from summaries.inference import Completion, InferenceError
-from summaries.models import Summary
+from summaries.models import Summary, UtilityCall
 from summaries.policy import Action, Chunk, build_chunk, build_prompt, plan_pass
 from summaries.services import (
     ModelResult,
@@ -77,11 +83,30 @@ def _client(client: Client | None) -> Client:
     return get_client()
 
 
-def _call(
-    client: Client, prompt: str, *, session_uuid: str, episode_range: str, kind: str
-) -> ModelResult:
-    """One model call with the summarization settings; a failure is logged
-    (the attempt's one record) and raised."""
+@dataclass(frozen=True, slots=True)
+class CallSpan:
+    """What a model call is about: the session, the episodes in its prompt,
+    and the kind of call (for the cost record and the log)."""
+
+    session_pk: int
+    session_uuid: str
+    first_episode_id: int
+    last_episode_id: int
+    kind: UtilityCall.Kind
+    log_kind: str
+
+    @property
+    def episode_range(self) -> str:
+        return f"{self.first_episode_id}-{self.last_episode_id}"
+
+
+def _call(client: Client, prompt: str, span: CallSpan) -> tuple[ModelResult, int | None]:
+    """One model call with the summarization settings, and its cost record.
+
+    Returns the answer and the primary key of its ``UtilityCall`` row (None
+    if that could not be written); a failure is recorded, logged (the
+    attempt's one record) and raised.
+    """
     started = time.perf_counter()
     try:
         completion = client.complete(
@@ -91,12 +116,18 @@ def _call(
             max_tokens=settings.SUMMARY_GEN_MAX_TOKENS,
         )
     except InferenceError as exc:
+        duration_ms = round((time.perf_counter() - started) * 1000)
+        outcome = (
+            UtilityCall.Outcome.TRANSIENT_ERROR if exc.transient else UtilityCall.Outcome.PERMANENT_ERROR
+        )
+        # A failed call reports no token figures: it is recorded with zeros.
+        _record_call(span, outcome=outcome, model=settings.UTILITY_MODEL, duration_ms=duration_ms)
         _log(
-            session_uuid,
-            episode_range,
-            kind=kind,
-            outcome="transient_error" if exc.transient else "permanent_error",
-            duration_ms=round((time.perf_counter() - started) * 1000),
+            span.session_uuid,
+            span.episode_range,
+            kind=span.log_kind,
+            outcome=outcome.value,
+            duration_ms=duration_ms,
             error=str(exc),
             prompt=prompt,
             level=logging.WARNING,
@@ -109,7 +140,67 @@ def _call(
         completion_tokens=completion.completion_tokens,
         duration_ms=completion.duration_ms,
     )
-    return result
+    call_pk = _record_call(
+        span,
+        outcome=UtilityCall.Outcome.OK,
+        model=result.model,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        duration_ms=result.duration_ms,
+    )
+    return result, call_pk
+
+
+def _record_call(
+    span: CallSpan,
+    *,
+    outcome: UtilityCall.Outcome,
+    model: str,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    duration_ms: int = 0,
+) -> int | None:
+    """Write one ``UtilityCall`` row, on its own (the runner works outside any
+    transaction, so this is one short autocommitted insert, holding no lock
+    the lease or a summary row needs). A failure to write it is logged, never
+    raised: what the run does next must not depend on the cost record."""
+    try:
+        call = UtilityCall.objects.create(
+            session_id=span.session_pk,
+            kind=span.kind,
+            model=model[:200],
+            prompt_tokens=max(0, prompt_tokens),
+            completion_tokens=max(0, completion_tokens),
+            duration_ms=max(0, duration_ms),
+            outcome=outcome,
+            first_episode_id=span.first_episode_id,
+            last_episode_id=span.last_episode_id,
+        )
+    except DatabaseError:
+        logger.exception(
+            "utility call not recorded",
+            extra={"session": span.session_uuid, "episode_range": span.episode_range, "outcome": outcome},
+        )
+        return None
+    return call.pk
+
+
+def _settle_calls(
+    call_pks: list[int | None], *, summary_pk: int | None = None, dropped: bool = False
+) -> None:
+    """After the store: link the calls to the row their answers went into, or
+    mark them dropped (the rows or the lease changed while they ran). One
+    short write, outside any transaction; a failure is logged, not raised."""
+    pks = [pk for pk in call_pks if pk is not None]
+    if not pks:
+        return
+    changes: dict[str, object] = (
+        {"outcome": UtilityCall.Outcome.DROPPED_STALE} if dropped else {"summary_id": summary_pk}
+    )
+    try:
+        UtilityCall.objects.filter(pk__in=pks).update(**changes)
+    except DatabaseError:
+        logger.exception("utility calls not settled", extra={"outcome": "record_failed"})
 
 
 def _log(
@@ -240,15 +331,21 @@ def _one_pass(
     if not leases.hold(session_pk, owner):
         return StoreOutcome.LOST_LEASE
     result.calls += 1
-    answer = _call(
-        client,
-        plan.prompt,
+    span = CallSpan(
+        session_pk=session_pk,
         session_uuid=session_uuid,
-        episode_range=plan.episode_range,
-        kind=plan.action.value,
+        first_episode_id=plan.chunk.first_episode_id,
+        last_episode_id=plan.chunk.last_episode_id,
+        kind=UtilityCall.Kind.UPDATE if plan.action is Action.UPDATE else UtilityCall.Kind.FRESH,
+        log_kind=plan.action.value,
     )
-    stored, _row = summary_store_pass(plan=plan, result=answer, owner=owner)
+    answer, call_pk = _call(client, plan.prompt, span)
+    stored, row = summary_store_pass(plan=plan, result=answer, owner=owner)
     result.stored.append(stored)
+    if row is not None:
+        _settle_calls([call_pk], summary_pk=row.pk)
+    else:
+        _settle_calls([call_pk], dropped=True)
     _log(
         session_uuid,
         plan.episode_range,
@@ -267,6 +364,14 @@ class _LeaseLost(Exception):
     """The session's lease went to another run while this one computed."""
 
 
+@dataclass
+class _Folded:
+    """A row computed in memory and the cost records of the calls behind it."""
+
+    row: RebuiltRow
+    call_pks: list[int | None]
+
+
 def _fold_range(
     session_pk: int,
     after_id: int,
@@ -276,9 +381,10 @@ def _fold_range(
     result: RunResult,
     *,
     owner: str,
-    kind: str,
+    kind: UtilityCall.Kind,
     start_new_rows: bool,
-) -> list[RebuiltRow]:
+    spent: list[int | None],
+) -> list[_Folded]:
     """Summaries of the episodes in ``(after_id, through_id]`` computed in memory.
 
     The same policy as a normal run: chunks oldest first within the cap, the
@@ -286,9 +392,11 @@ def _fold_range(
     updates; with ``start_new_rows`` a row that reaches SUMMARY_MAX_TOKENS is
     closed and the next chunk starts a new one (a rebuilt chain), otherwise
     everything goes into one text (a regenerated row keeps its range).
+    The cost record of every call is appended to ``spent`` as it is made.
     """
-    rows: list[RebuiltRow] = []
+    rows: list[_Folded] = []
     current: RebuiltRow | None = None
+    current_calls: list[int | None] = []
     cursor = after_id
     while cursor < through_id:
         episodes = selectors.tail_for_chunk(
@@ -301,25 +409,29 @@ def _fold_range(
             current is not None and start_new_rows and count_tokens_of(current) >= settings.SUMMARY_MAX_TOKENS
         )
         if current is not None and close_current:
-            rows.append(current)
-            current = None
+            rows.append(_Folded(current, current_calls))
+            current, current_calls = None, []
         action = Action.CREATE if current is None else Action.UPDATE
         prompt = build_prompt(action, chunk, current.result.text if current else None)
         # A rebuild may take many calls: extend the lease before each one.
         if not leases.hold(session_pk, owner):
             raise _LeaseLost
         result.calls += 1
-        answer = _call(
-            client,
-            prompt,
+        span = CallSpan(
+            session_pk=session_pk,
             session_uuid=session_uuid,
-            episode_range=_range(chunk),
-            kind=f"{kind}-{action.value}",
+            first_episode_id=chunk.first_episode_id,
+            last_episode_id=chunk.last_episode_id,
+            kind=kind,
+            log_kind=f"{kind.value}-{action.value}",
         )
+        answer, call_pk = _call(client, prompt, span)
+        spent.append(call_pk)
+        current_calls.append(call_pk)
         _log(
             session_uuid,
             _range(chunk),
-            kind=f"{kind}-{action.value}",
+            kind=span.log_kind,
             outcome="computed",
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
@@ -338,7 +450,7 @@ def _fold_range(
             )
         cursor = chunk.last_episode_id
     if current is not None:
-        rows.append(current)
+        rows.append(_Folded(current, current_calls))
     return rows
 
 
@@ -359,6 +471,21 @@ def _merge_cost(previous: ModelResult, latest: ModelResult) -> ModelResult:
     )
 
 
+def _link_rebuilt(session_pk: int, folded: list[_Folded]) -> None:
+    """Link a stored rebuild's calls to the rows they went into. Rows of a
+    session tile its episodes, so a range names one row."""
+    if not folded:
+        return
+    by_range = {
+        (first, last): pk
+        for pk, first, last in Summary.objects.filter(session_id=session_pk).values_list(
+            "pk", "first_episode_id", "last_episode_id"
+        )
+    }
+    for f in folded:
+        _settle_calls(f.call_pks, summary_pk=by_range.get((f.row.first_episode_id, f.row.last_episode_id)))
+
+
 def _range(chunk: Chunk) -> str:
     return f"{chunk.first_episode_id}-{chunk.last_episode_id}"
 
@@ -377,6 +504,7 @@ def regenerate_row(
         leases.note_busy(session_pk, owner)
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
+    spent: list[int | None] = []
     try:
         row = Summary.objects.filter(pk=summary_pk).first()
         if row is not None:
@@ -389,12 +517,13 @@ def regenerate_row(
                 _session_uuid(session_pk),
                 result,
                 owner=owner,
-                kind="regenerate",
+                kind=UtilityCall.Kind.REGENERATE,
                 start_new_rows=False,
+                spent=spent,
             )
             if rows:
-                new = rows[0]
-                stored, _ = summary_store_regenerated(
+                new = rows[0].row
+                stored, regenerated = summary_store_regenerated(
                     session_pk=session_pk,
                     target=target,
                     result=new.result,
@@ -403,10 +532,15 @@ def regenerate_row(
                     actor_pk=actor_pk,
                 )
                 result.stored.append(stored)
+                if regenerated is not None:
+                    _settle_calls(spent, summary_pk=regenerated.pk)
+                else:
+                    _settle_calls(spent, dropped=True)
                 if stored is StoreOutcome.LOST_LEASE:
                     result.outcome = RunOutcome.LOST
                     return result
     except _LeaseLost:
+        _settle_calls(spent, dropped=True)
         result.outcome = RunOutcome.LOST
         return result
     except BaseException as exc:
@@ -428,10 +562,11 @@ def rebuild_chain(
         leases.note_busy(session_pk, owner)
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
+    spent: list[int | None] = []
     try:
         chain = [snapshot(r) for r in Summary.objects.chain(session_pk)]
         through = max((r.last_episode_id for r in chain), default=0)
-        new_rows: list[RebuiltRow] = []
+        new_rows: list[_Folded] = []
         cursor = 0
         uuid = _session_uuid(session_pk)
         cli = _client(client)
@@ -445,8 +580,9 @@ def rebuild_chain(
                     uuid,
                     result,
                     owner=owner,
-                    kind="rebuild",
+                    kind=UtilityCall.Kind.REBUILD,
                     start_new_rows=True,
+                    spent=spent,
                 )
             cursor = max(cursor, curated.last_episode_id)
         if through > cursor:
@@ -458,18 +594,28 @@ def rebuild_chain(
                 uuid,
                 result,
                 owner=owner,
-                kind="rebuild",
+                kind=UtilityCall.Kind.REBUILD,
                 start_new_rows=True,
+                spent=spent,
             )
         if chain:
             stored = chain_store_rebuilt(
-                session_pk=session_pk, read_chain=chain, new_rows=new_rows, owner=owner, actor_pk=actor_pk
+                session_pk=session_pk,
+                read_chain=chain,
+                new_rows=[f.row for f in new_rows],
+                owner=owner,
+                actor_pk=actor_pk,
             )
             result.stored.append(stored)
+            if stored is StoreOutcome.UPDATED:
+                _link_rebuilt(session_pk, new_rows)
+            else:
+                _settle_calls(spent, dropped=True)
             if stored is StoreOutcome.LOST_LEASE:
                 result.outcome = RunOutcome.LOST
                 return result
     except _LeaseLost:
+        _settle_calls(spent, dropped=True)
         result.outcome = RunOutcome.LOST
         return result
     except BaseException as exc:
@@ -479,4 +625,3 @@ def rebuild_chain(
     follow.calls += result.calls
     follow.stored[:0] = result.stored
     return follow
-
