@@ -1,18 +1,17 @@
 """What summarization costs and what it saves, per session and overall.
 
 Read-only selectors behind the admin's usage page and ``GET /api/usage/``.
-All figures come from what the summary tables hold, in a fixed number of
-queries whatever the number of sessions:
+Figures are SQL aggregates, in a fixed number of queries per chunk of
+sessions however many calls and rows there are:
 
-- ``utility_calls``: automatic writes, counted as the summary rows a model
-  wrote (``model`` set) plus the automatic and regeneration revisions of
-  those rows (each revision is the state before one more model call). A
-  model call that failed and stored nothing leaves no row and is not
-  counted.
-- ``prompt_tokens`` / ``completion_tokens`` / ``utility_duration_ms``: the
-  sums over summary rows. A row keeps the figures of its *last* automatic
-  write only, so for a row updated cumulatively these are a lower bound;
-  an exact figure needs one record per call (see README, cost reporting).
+- ``utility_calls``: every utility-model call, one ``UtilityCall`` row each
+  (fresh summaries, cumulative updates, regenerations, rebuilds), whether
+  it answered or not. ``failed_calls``: those that raised (transient or
+  permanent); ``dropped_calls``: those that answered but whose answer was
+  dropped as stale (the rows or the lease changed meanwhile).
+- ``prompt_tokens`` / ``completion_tokens`` / ``utility_duration_ms``: sums
+  over those calls, as the model server reported the tokens (a failed call
+  reports none and counts zero tokens, but its time).
 - ``episodes_covered``: episodes inside the summaries' ranges (the rows
   tile a session's episodes, so that is every episode from the first row's
   first id to the last row's last id).
@@ -31,23 +30,31 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TypedDict
 
 from django.conf import settings
-from django.db.models import Count, F, Max, Min, OuterRef, QuerySet, Subquery, Sum, Value, Window
+from django.db.models import Count, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value, Window
 from django.db.models.functions import Coalesce, RowNumber
 
 from sessions_app.models import ChatSession, Episode
-from summaries.models import Summary, SummaryRevision
+from summaries.models import Summary, UtilityCall
 
-# Revisions that stand for one more model call on an existing row.
-CALL_SOURCES = (SummaryRevision.Source.AUTOMATIC, SummaryRevision.Source.REGENERATE)
+FAILED = Q(outcome__in=UtilityCall.FAILED)
+DROPPED = Q(outcome=UtilityCall.Outcome.DROPPED_STALE)
 
+# Figures of the utility calls: per session from ``sessions_with_usage``,
+# overall from one aggregate over the calls (``call_totals``).
+CALL_COUNTERS = (
+    "utility_calls",
+    "failed_calls",
+    "dropped_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "utility_duration_ms",
+)
+
+# The other per-session figures, summed over the sessions for the totals.
 COUNTERS = (
     "episodes",
     "episodes_covered",
     "summary_rows",
-    "utility_calls",
-    "prompt_tokens",
-    "completion_tokens",
-    "utility_duration_ms",
     "full_history_tokens",
     "summary_tokens",
     "context_tokens",
@@ -63,6 +70,8 @@ class SessionUsage(TypedDict):
     episodes_covered: int
     summary_rows: int
     utility_calls: int
+    failed_calls: int
+    dropped_calls: int
     prompt_tokens: int
     completion_tokens: int
     utility_duration_ms: int
@@ -71,6 +80,18 @@ class SessionUsage(TypedDict):
     context_tokens: int
     saved_tokens: int
     savings_ratio: float
+
+
+def _call_figures() -> dict[str, Any]:
+    """The aggregate expressions of ``CALL_COUNTERS`` over utility calls."""
+    return {
+        "utility_calls": Count("pk"),
+        "failed_calls": Count("pk", filter=FAILED),
+        "dropped_calls": Count("pk", filter=DROPPED),
+        "prompt_tokens": Sum("prompt_tokens"),
+        "completion_tokens": Sum("completion_tokens"),
+        "utility_duration_ms": Sum("duration_ms"),
+    }
 
 
 def _per_session(queryset: QuerySet, expression: Any) -> Coalesce:
@@ -84,16 +105,11 @@ def sessions_with_usage(queryset: QuerySet[ChatSession] | None = None) -> QueryS
     directly; ``session_usage_rows`` adds the recent-episode part."""
     qs = queryset if queryset is not None else ChatSession.objects.all()
     summaries = Summary.objects.filter(session=OuterRef("pk"))
-    automatic = summaries.exclude(model="")
-    revisions = SummaryRevision.objects.filter(summary__session=OuterRef("pk"), source__in=CALL_SOURCES)
-    revision_count = revisions.order_by().values("summary__session").annotate(n=Count("pk")).values("n")
+    calls = UtilityCall.objects.filter(session=OuterRef("pk"))
     qs = qs.annotate(
+        # Prefixed: ``utility_calls`` is also the name of the calls' relation.
+        **{f"call_{name}": _per_session(calls, expr) for name, expr in _call_figures().items()},
         summary_rows=_per_session(summaries, Count("pk")),
-        automatic_rows=_per_session(automatic, Count("pk")),
-        revision_calls=Coalesce(Subquery(revision_count), Value(0)),
-        prompt_tokens=_per_session(summaries, Sum("prompt_tokens")),
-        completion_tokens=_per_session(summaries, Sum("completion_tokens")),
-        utility_duration_ms=_per_session(summaries, Sum("duration_ms")),
         summary_tokens=_per_session(summaries, Sum("token_count")),
         covered_first=Subquery(
             summaries.order_by().values("session").annotate(v=Min("first_episode_id")).values("v")
@@ -152,10 +168,12 @@ def session_usage_rows(sessions: Iterable[ChatSession]) -> list[SessionUsage]:
                 episodes=s.cached_episode_count,
                 episodes_covered=s.episodes_covered,
                 summary_rows=s.summary_rows,
-                utility_calls=s.automatic_rows + s.revision_calls,
-                prompt_tokens=s.prompt_tokens,
-                completion_tokens=s.completion_tokens,
-                utility_duration_ms=s.utility_duration_ms,
+                utility_calls=s.call_utility_calls,
+                failed_calls=s.call_failed_calls,
+                dropped_calls=s.call_dropped_calls,
+                prompt_tokens=s.call_prompt_tokens,
+                completion_tokens=s.call_completion_tokens,
+                utility_duration_ms=s.call_utility_duration_ms,
                 full_history_tokens=full,
                 summary_tokens=s.summary_tokens,
                 context_tokens=context,
@@ -172,13 +190,26 @@ def session_usage(session: ChatSession) -> SessionUsage:
 
 
 def _empty_totals() -> dict[str, Any]:
-    return {"sessions": 0, **{key: 0 for key in COUNTERS}}
+    return {"sessions": 0, **{key: 0 for key in CALL_COUNTERS + COUNTERS}}
 
 
-def _add(totals: dict[str, Any], rows: Iterable[SessionUsage]) -> None:
+def call_totals(queryset: QuerySet[ChatSession] | None = None) -> dict[str, Any]:
+    """``CALL_COUNTERS`` over every call of the sessions in ``queryset`` (all
+    sessions by default), and the calls by kind: one aggregate query."""
+    calls = UtilityCall.objects.order_by()
+    if queryset is not None:
+        calls = calls.filter(session__in=queryset.order_by().values("pk"))
+    by_kind = {f"kind_{kind}": Count("pk", filter=Q(kind=kind)) for kind in UtilityCall.Kind.values}
+    figures = calls.aggregate(**_call_figures(), **by_kind)
+    totals = {key: figures[key] or 0 for key in CALL_COUNTERS}
+    totals["calls_by_kind"] = {kind: figures[f"kind_{kind}"] for kind in UtilityCall.Kind.values}
+    return totals
+
+
+def _add(totals: dict[str, Any], rows: Iterable[SessionUsage], keys: tuple[str, ...] = COUNTERS) -> None:
     for row in rows:
         totals["sessions"] += 1
-        for key in COUNTERS:
+        for key in keys:
             totals[key] += row[key]
 
 
@@ -191,7 +222,7 @@ def _finish(totals: dict[str, Any]) -> dict[str, Any]:
 def usage_totals(rows: Iterable[SessionUsage]) -> dict[str, Any]:
     """Sums of the per-session figures, with the overall savings ratio."""
     totals = _empty_totals()
-    _add(totals, rows)
+    _add(totals, rows, CALL_COUNTERS + COUNTERS)
     return _finish(totals)
 
 
@@ -201,11 +232,14 @@ def usage_report(
     """Overall totals over every session in ``queryset`` and the ``limit``
     sessions with the longest history, largest first.
 
-    Sessions are read in chunks (two queries per chunk), so memory stays
-    bounded by the chunk and the rows shown, however many sessions there are.
+    The call figures of the totals are one aggregate over the calls; the
+    rest are summed over sessions read in chunks (two queries per chunk), so
+    memory stays bounded by the chunk and the rows shown, however many
+    sessions there are.
     """
     qs = sessions_with_usage(queryset).order_by("-cached_total_tokens", "-pk")
     totals = _empty_totals()
+    totals.update(call_totals(queryset))
     shown: list[SessionUsage] = []
     for chunk in _chunked(qs.iterator(chunk_size=chunk_size), chunk_size):
         rows = session_usage_rows(chunk)

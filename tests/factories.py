@@ -1,4 +1,4 @@
-"""factory-boy factories for the three models.
+"""factory-boy factories for the models.
 
 Episodes are created through the write service, so the session's counters
 stay equal to the aggregate in every test that uses them.
@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from sessions_app.tokens import count_tokens
-from summaries.models import Summary
+from summaries.models import Summary, UtilityCall
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -62,3 +62,15 @@ class SummaryFactory(factory.django.DjangoModelFactory):
     token_count = factory.LazyAttribute(lambda s: count_tokens(s.content))
     first_episode_id = 1
     last_episode_id = factory.LazyAttribute(lambda s: s.first_episode_id)
+
+
+class UtilityCallFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = UtilityCall
+
+    session = factory.SubFactory(ChatSessionFactory)
+    kind = UtilityCall.Kind.FRESH
+    model = "qwen2.5:1.5b"
+    outcome = UtilityCall.Outcome.OK
+    first_episode_id = 1
+    last_episode_id = factory.LazyAttribute(lambda c: c.first_episode_id)

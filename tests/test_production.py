@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummaryRevision
-from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
+from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UtilityCallFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
@@ -358,8 +358,10 @@ def test_healthz_names_the_database_when_it_fails(client, settings, monkeypatch)
 @pytest.fixture
 def usage_data(settings, owner, other_user):
     """Session A: 12 episodes, an automatic row over 1-6 (updated twice more by
-    the model, edited once by staff) and a manual row over 7-8. Session B:
-    3 episodes, no summaries."""
+    the model, edited once by staff) and a manual row over 7-8; four utility
+    calls: a fresh one and an update that went into the row, a failed update
+    and an answer dropped as stale. Session B: 3 episodes, no summaries, one
+    failed call."""
     settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # no automatic pass may add rows here
     settings.CONTEXT_RECENT_EPISODES = 8
     a = ChatSessionFactory(owner=owner, title="long one")
@@ -393,8 +395,29 @@ def usage_data(settings, owner, other_user):
         model="",
         curated=True,
     )
+    calls = [
+        ("fresh", "ok", 300, 50, 700, auto),
+        ("update", "transient_error", 0, 0, 120, None),
+        ("update", "ok", 400, 60, 900, auto),  # the row keeps only this call's figures
+        ("update", "dropped_stale", 200, 40, 500, None),
+    ]
+    for kind, outcome, sent, received, ms, row in calls:
+        UtilityCallFactory(
+            session=a,
+            summary=row,
+            kind=kind,
+            outcome=outcome,
+            prompt_tokens=sent,
+            completion_tokens=received,
+            duration_ms=ms,
+            first_episode_id=eps[0].pk,
+            last_episode_id=eps[5].pk,
+        )
     b = ChatSessionFactory(owner=other_user, title="short one")
     b_eps = [EpisodeFactory(session=b) for _ in range(3)]
+    UtilityCallFactory(
+        session=b, outcome="permanent_error", first_episode_id=b_eps[0].pk, last_episode_id=b_eps[-1].pk
+    )
     a.refresh_from_db()
     b.refresh_from_db()
     return {"a": a, "eps": eps, "b": b, "b_eps": b_eps}
@@ -414,10 +437,9 @@ def test_usage_per_session_and_overall(staff_client, usage_data):
     want = expected_a(usage_data)
     rows = {row["session"]: row for row in body["sessions"]}
     a = rows[str(usage_data["a"].uuid)]
-    assert (
-        a["utility_calls"] == 3
-    )  # the automatic row + two automatic revisions; the staff edit is not a call
-    assert (a["prompt_tokens"], a["completion_tokens"], a["utility_duration_ms"]) == (400, 60, 900)
+    # Every call, failed and dropped ones too; the staff edit is not a call.
+    assert (a["utility_calls"], a["failed_calls"], a["dropped_calls"]) == (4, 1, 1)
+    assert (a["prompt_tokens"], a["completion_tokens"], a["utility_duration_ms"]) == (900, 150, 2220)
     assert (a["episodes"], a["episodes_covered"], a["summary_rows"]) == (12, 8, 2)
     assert a["full_history_tokens"] == usage_data["a"].cached_total_tokens == want["full"]
     assert a["context_tokens"] == want["context"]
@@ -426,12 +448,15 @@ def test_usage_per_session_and_overall(staff_client, usage_data):
 
     b = rows[str(usage_data["b"].uuid)]
     b_full = sum(e.token_count for e in usage_data["b_eps"])
-    assert (b["utility_calls"], b["episodes_covered"], b["saved_tokens"]) == (0, 0, 0)
+    assert (b["utility_calls"], b["failed_calls"], b["episodes_covered"], b["saved_tokens"]) == (1, 1, 0, 0)
+    assert (b["prompt_tokens"], b["completion_tokens"]) == (0, 0)
     assert b["context_tokens"] == b["full_history_tokens"] == b_full
 
     totals = body["totals"]
     assert totals["sessions"] == 2
-    assert totals["utility_calls"] == 3
+    assert (totals["utility_calls"], totals["failed_calls"], totals["dropped_calls"]) == (5, 2, 1)
+    assert (totals["prompt_tokens"], totals["completion_tokens"]) == (900, 150)
+    assert totals["calls_by_kind"] == {"fresh": 2, "update": 3, "regenerate": 0, "rebuild": 0}
     assert totals["episodes"] == 15
     assert totals["full_history_tokens"] == want["full"] + b_full
     assert totals["saved_tokens"] == want["saved"]
@@ -443,6 +468,7 @@ def test_usage_for_one_session_and_limit(staff_client, usage_data):
     one = staff_client.get("/api/usage/", {"session": str(usage_data["b"].uuid)}).json()
     assert [row["session"] for row in one["sessions"]] == [str(usage_data["b"].uuid)]
     assert one["totals"]["sessions"] == 1
+    assert (one["totals"]["utility_calls"], one["totals"]["failed_calls"]) == (1, 1)
     limited = staff_client.get("/api/usage/", {"limit": 1}).json()
     assert len(limited["sessions"]) == 1
     assert limited["totals"]["sessions"] == 2
@@ -485,6 +511,7 @@ def test_usage_page_in_the_admin(client, staff_user, owner, usage_data):
     assert "Summarization usage" in html
     assert "long one" in html and "short one" in html
     assert f"<td>{expected_a(usage_data)['saved']}</td>" in html
+    assert '<th scope="row">Failed calls</th><td>2</td>' in html
     one = client.get("/admin/usage/", {"session": str(usage_data["a"].uuid)})
     assert one.status_code == 200
     assert "short one" not in one.content.decode()

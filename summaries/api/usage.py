@@ -3,6 +3,14 @@
 ``?session=<uuid>`` narrows the report to one session; ``?limit=`` sets how
 many sessions are listed (largest history first, default 50, at most 500).
 The totals always cover every session in the report.
+
+Per session and in the totals: ``utility_calls`` (every utility-model call,
+answered or not), ``failed_calls``, ``dropped_calls`` (answered, dropped as
+stale), ``prompt_tokens`` / ``completion_tokens`` (as the model server
+reported them), ``utility_duration_ms``, ``episodes``, ``episodes_covered``,
+``summary_rows``, ``full_history_tokens``, ``summary_tokens``,
+``context_tokens``, ``saved_tokens``, ``savings_ratio``; the totals add
+``sessions`` and ``calls_by_kind`` (fresh, update, regenerate, rebuild).
 """
 
 from __future__ import annotations
@@ -43,8 +51,9 @@ class UsageView(APIView):
             OpenApiParameter("limit", OpenApiTypes.INT, description="Sessions listed (default 50)."),
         ],
         responses=OpenApiTypes.OBJECT,
-        description="Utility-model calls, tokens sent and received, episodes covered and the "
-        "context's savings over the full history: totals and per session.",
+        description="Utility-model calls (failed and dropped ones too), tokens sent and received as "
+        "the model server reported them, episodes covered and the context's savings over the full "
+        "history: totals and per session.",
     )
     def get(self, request: Request) -> Response:
         queryset = ChatSession.objects.all()
