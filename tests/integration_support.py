@@ -29,7 +29,8 @@ What they guarantee:
   empty and no message is in flight (taken but not acknowledged).
 
 A missing service skips the test, unless ``NEXUS_REQUIRE_SERVICES=1`` (CI),
-where it fails.
+where it fails. ``own_redis``, ``wait_until`` and the process helpers live in
+``tests.process_support`` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -37,12 +38,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -55,6 +53,17 @@ import pytest
 from django.db import connection
 
 from nexus.celery import app as celery_app
+from tests.process_support import (
+    RedisServer,
+    free_port,
+    own_redis,
+    redis_answers,
+    require_or_skip,
+    services_required,
+    signal_group,
+    start_logged,
+    wait_until,
+)
 
 __all__ = [
     "LiveDatabase",
@@ -70,41 +79,6 @@ __all__ = [
     "wait_until",
     "worker_fleet",
 ]
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-def services_required() -> bool:
-    return os.environ.get("NEXUS_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def require_or_skip(reason: str) -> None:
-    """Skip (or, when services are required, fail) with ``reason``."""
-    if services_required():
-        pytest.fail(f"NEXUS_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(
-    condition: Callable[[], Any], *, timeout: float = 30.0, interval: float = 0.1, message: str = "condition"
-) -> Any:
-    """Poll ``condition`` until it returns something truthy (returned), or
-    fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {message}", pytrace=False)
-        time.sleep(interval)
-
 
 # --- PostgreSQL ----------------------------------------------------------------------
 
@@ -133,96 +107,14 @@ def live_database(transactional_db: None) -> LiveDatabase:
 # --- Redis -----------------------------------------------------------------------------
 
 
-def _ping(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping())
-    except Exception:  # noqa: BLE001 - any failure means "not reachable"
-        return False
-
-
 @pytest.fixture
 def redis_url() -> str:
     url = os.environ.get("NEXUS_TEST_REDIS_URL", "").strip()
     if not url:
         require_or_skip("NEXUS_TEST_REDIS_URL is not set")
-    if not _ping(url):
+    if not redis_answers(url):
         require_or_skip(f"Redis at {url} does not answer")
     return url
-
-
-class RedisServer:
-    """A private redis-server on a free 127.0.0.1 port, without persistence.
-
-    ``stop()`` and ``start()`` again reuse the same port, so clients that
-    reconnect find it where it was.
-    """
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="nexus-redis-")
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self, timeout: float = 10.0) -> RedisServer:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            require_or_skip("redis-server is not installed")
-        self.process = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.dir,
-                "--logfile",
-                os.path.join(self.dir, "redis.log"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + timeout
-        while not _ping(self.url):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.stop()
-                pytest.fail("own redis-server did not start", pytrace=False)
-            time.sleep(0.05)
-        return self
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        self.process = None
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 # --- the test process's Celery app -------------------------------------------------------
@@ -304,8 +196,7 @@ class WorkerFleet:
         for i in range(count):
             name = f"w{i}-{self.queue}"
             log_path = self.log_dir / f"{name}.log"
-            log = open(log_path, "wb")  # noqa: SIM115 - handed to the child, closed below
-            process = subprocess.Popen(
+            process = start_logged(
                 [
                     sys.executable,
                     "-m",
@@ -329,13 +220,9 @@ class WorkerFleet:
                     "--prefetch-multiplier",
                     "1",
                 ],
-                cwd=PROJECT_ROOT,
+                log_path=log_path,
                 env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: stopped as a whole
             )
-            log.close()
             self.workers.append(Worker(name, process, log_path))
         for worker in self.workers:
             wait_until(
@@ -348,17 +235,15 @@ class WorkerFleet:
         return self
 
     def stop(self) -> None:
+        # All asked at once, then one deadline for all; the SIGKILL also ends
+        # pool children left behind by a parent that did exit.
         for worker in self.workers:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(worker.process.pid, signal.SIGTERM)
+            signal_group(worker.process, signal.SIGTERM)
         deadline = time.monotonic() + 15
         for worker in self.workers:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 worker.process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(worker.process.pid, signal.SIGKILL)
+            signal_group(worker.process, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 worker.process.wait(5)
 

@@ -6,11 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,9 @@ from django.core.management import CommandError, call_command
 
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummaryRevision
+from tests import process_support
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UtilityCallFactory
+from tests.process_support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
@@ -244,52 +243,7 @@ def test_procfile_runs_web_worker_and_beat():
 # --- /healthz --------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def own_redis(tmp_path):
-    """A redis-server of this test's own on a free port (never the machine's)."""
-    if not shutil.which("redis-server"):
-        if os.environ.get("NEXUS_REQUIRE_SERVICES") == "1":
-            pytest.fail("redis-server is not installed")
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    import redis
-
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    proc.url = f"redis://127.0.0.1:{port}/0"
-    proc.port = port
-    yield proc
-    if proc.poll() is None:
-        proc.terminate()
-        proc.wait(timeout=10)
+own_redis = process_support.own_redis  # fixture: a redis-server of this test's own
 
 
 def test_healthz_answers_200_with_a_report(client, settings):
@@ -316,8 +270,7 @@ def test_healthz_names_the_broker_when_redis_stops(client, settings, own_redis):
     assert up.json()["checks"]["broker"]["ok"] is True
     assert up.json()["checks"]["broker"]["transport"] == "redis"
 
-    own_redis.terminate()
-    own_redis.wait(timeout=10)
+    own_redis.stop()
     down = client.get("/healthz")
     assert down.status_code == 503
     body = down.json()

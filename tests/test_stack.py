@@ -14,69 +14,29 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import process_support
+from tests.process_support import free_port, require_or_skip, start_logged, stop_process, wait_until
+
 pytestmark = pytest.mark.integration
+
+own_redis = process_support.own_redis  # fixture: a redis-server of this test's own
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("NEXUS_REQUIRE_SERVICES") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(what: str, probe: Callable[[], Any], timeout: float, interval: float = 0.25) -> Any:
-    """Poll ``probe`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except Exception as exc:  # noqa: BLE001 - a process still starting refuses connections
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    pytest.fail(f"{what}: not within {timeout:g}s (last: {last!r})")
-
-
-def _stop(proc: subprocess.Popen, *, group: bool = False, timeout: float = 15) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        if group:
-            os.killpg(proc.pid, signal.SIGTERM)
-        else:
-            proc.terminate()
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        if group:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-        proc.wait(timeout=5)
-    except ProcessLookupError:
-        pass
+def _wait(what: str, probe: Callable[[], Any], *, timeout: float, interval: float = 0.25) -> Any:
+    """Poll ``probe`` until it returns something truthy; errors count as "not
+    yet" (a process still starting refuses connections)."""
+    return wait_until(probe, timeout=timeout, interval=interval, message=what, retry_on=(Exception,))
 
 
 @pytest.fixture
@@ -88,7 +48,7 @@ def postgres_url() -> Iterator[str]:
 
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
-        _missing("DATABASE_URL does not point at PostgreSQL")
+        require_or_skip("DATABASE_URL does not point at PostgreSQL")
     cfg = dj_database_url.parse(url)
     admin = {
         "host": cfg["HOST"] or None,
@@ -103,7 +63,7 @@ def postgres_url() -> Iterator[str]:
     try:
         conn = psycopg.connect(**admin)
     except psycopg.OperationalError as exc:
-        _missing(f"PostgreSQL is not reachable: {exc}")
+        require_or_skip(f"PostgreSQL is not reachable: {exc}")
     with conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -113,51 +73,6 @@ def postgres_url() -> Iterator[str]:
     finally:
         with psycopg.connect(**admin) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-@pytest.fixture
-def own_redis(tmp_path) -> Iterator[subprocess.Popen]:
-    """A redis-server on a free port, stopped by the test (never the machine's)."""
-    if not shutil.which("redis-server"):
-        _missing("redis-server is not installed")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    import redis
-
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
-    _wait("redis-server answers", client.ping, 10, 0.05)
-    proc.url = f"redis://127.0.0.1:{port}/0"  # type: ignore[attr-defined]
-    try:
-        yield proc
-    finally:
-        _stop(proc)
-
-
-@pytest.fixture
-def fake_model_process() -> Iterator[Any]:
-    from tests.fake_model_server import FakeModelProcess
-
-    server = FakeModelProcess().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _stack_env(
@@ -224,7 +139,7 @@ def _json_records(log: Path, process: str) -> list[dict[str, Any]]:
 def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, own_redis, fake_model_process):
     import httpx
 
-    port = _free_port()
+    port = free_port()
     env = _stack_env(postgres_url, own_redis.url, fake_model_process.url, port, tmp_path)
     _manage(env, "migrate", "--noinput")
     _manage(
@@ -236,15 +151,12 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
     )
 
     log = tmp_path / "stack.log"
-    with open(log, "wb") as out:
-        stack = subprocess.Popen(
-            [str(VENV_BIN / "honcho"), "start", "--no-colour", "--procfile", "Procfile"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    stack = start_logged(
+        [str(VENV_BIN / "honcho"), "start", "--no-colour", "--procfile", "Procfile"],
+        log_path=log,
+        env=env,
+        cwd=ROOT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=base, timeout=10) as http:
@@ -252,11 +164,11 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
             def healthy() -> bool:
                 return http.get("/healthz").status_code == 200
 
-            _wait("web answers /healthz with 200", healthy, 45)
+            _wait("web answers /healthz with 200", healthy, timeout=45)
             _wait(
                 "worker and beat are up",
                 lambda: "celery@" in log.read_text() and "beat: Starting" in log.read_text(),
-                30,
+                timeout=30,
             )
 
             token = http.post("/api/auth/token/", json={"username": "stacker", "password": "stack-pass-123"})
@@ -284,7 +196,7 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
                 body = response.json()
                 return body["results"] if isinstance(body, dict) else body
 
-            rows = _wait("the worker stores a summary", summaries, 45, 0.5)
+            rows = _wait("the worker stores a summary", summaries, timeout=45, interval=0.5)
             assert rows[0]["content"].startswith("Summary of ")  # the fake model's answer
             assert any(r["path"] == "/api/chat" for r in fake_model_process.requests)
 
@@ -295,7 +207,7 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
             attempts = _wait(
                 "the worker logs the summarization attempt as a JSON line",
                 lambda: [r for r in _json_records(log, "worker") if r["logger"] == "nexus.summarization"],
-                10,
+                timeout=10,
             )
             assert {
                 "session",
@@ -306,12 +218,12 @@ def test_procfile_stack_summarizes_and_reports_health(tmp_path, postgres_url, ow
                 "outcome",
             } <= set(attempts[0])
 
-            _stop(own_redis)
+            own_redis.stop()
             down = http.get("/healthz")
             assert down.status_code == 503, down.text
             assert "broker" in down.json()["failed"]
             assert down.json()["checks"]["database"]["ok"] is True
     finally:
-        _stop(stack, group=True)
+        stop_process(stack, group=True)
         # Shown by pytest only when the test fails.
         print(log.read_text(errors="replace")[-12000:])
