@@ -39,7 +39,11 @@ class ChatSession(models.Model):
 
 
 class Episode(models.Model):
-    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="episodes")
+    # No index of its own: the (session, id) index below serves every lookup
+    # by session, in id order.
+    session = models.ForeignKey(
+        ChatSession, on_delete=models.CASCADE, related_name="episodes", db_index=False
+    )
     user_input = models.TextField()
     response = models.TextField()
     token_count = models.PositiveIntegerField(default=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from django.db import models
-from django.db.models import Count, Max, OuterRef, Subquery, Sum, Value
+from django.db.models import Count, Func, Max, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 if TYPE_CHECKING:
@@ -70,9 +70,26 @@ class ChatSessionQuerySet(models.QuerySet):
         )
 
 
+class _PlannerOpaque(Func):
+    """``(SELECT %s)``: the same value, hidden from the query planner.
+
+    Given ``session_id = 42`` literally, PostgreSQL looks 42 up in its
+    statistics. For a session that holds a large share of the table it then
+    walks the primary key in id order, filtering out every other session's
+    rows, instead of the ``(session, id)`` index: 8 ms for the last 8
+    episodes and 96 ms for a 50-row tail in a measured case, where the index
+    answers in 0.05 ms. Behind a scalar subquery the planner plans for a
+    typical session, which takes the index.
+    """
+
+    template = "(SELECT %(expressions)s)"
+    output_field = models.BigIntegerField()
+
+
 class EpisodeQuerySet(models.QuerySet):
     def for_session(self, session_pk: int) -> EpisodeQuerySet:
-        return self.filter(session_id=session_pk).order_by("pk")
+        """A session's episodes, oldest first, read through the ``(session, id)`` index."""
+        return self.filter(session_id=_PlannerOpaque(Value(session_pk))).order_by("pk")
 
     def after(self, session_pk: int, after_id: int) -> EpisodeQuerySet:
         """The tail of a session: episodes with an id greater than ``after_id``, oldest first."""
