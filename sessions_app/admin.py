@@ -44,6 +44,37 @@ def episodes_url(session: ChatSession, **lookups: int) -> str:
     return reverse("admin:sessions_app_episode_changelist") + "?" + urlencode(query)
 
 
+def with_previews(episodes: QuerySet[Episode]) -> QuerySet[Episode]:
+    """Episodes with ``user_input_head`` and ``response_head``: the first
+    characters of each text, cut by the database (``LEFT``/``SUBSTR``), for ``preview``."""
+    return episodes.annotate(
+        user_input_head=Left("user_input", PREVIEW_CHARS + 1),
+        response_head=Left("response", PREVIEW_CHARS + 1),
+    )
+
+
+def queue_chain_rebuilds(
+    model_admin: admin.ModelAdmin, request: HttpRequest, sessions: list[ChatSession]
+) -> None:
+    """The rebuild action of the session and the summary lists: queue a
+    rebuild of each session's chain and say how many were queued."""
+    # The service enqueues on commit: all the rebuilds go out together.
+    with transaction.atomic():
+        for session in sessions:
+            services.session_rebuild(session=session, actor=request.user)
+    count = len(sessions)
+    model_admin.message_user(
+        request,
+        ngettext(
+            "Queued a rebuild of %d session's summary chain.",
+            "Queued a rebuild of %d sessions' summary chains.",
+            count,
+        )
+        % count,
+        messages.SUCCESS,
+    )
+
+
 class ReadOnlyAdminMixin:
     """View only: rows here are written by services, never by hand."""
 
@@ -192,22 +223,7 @@ class ChatSessionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Rebuild the summary chains of selected sessions", permissions=["change"])
     def rebuild_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
-        sessions = list(queryset.order_by("pk"))
-        # The service enqueues on commit: all the rebuilds go out together.
-        with transaction.atomic():
-            for session in sessions:
-                services.session_rebuild(session=session, actor=request.user)
-        count = len(sessions)
-        self.message_user(
-            request,
-            ngettext(
-                "Queued a rebuild of %d session's summary chain.",
-                "Queued a rebuild of %d sessions' summary chains.",
-                count,
-            )
-            % count,
-            messages.SUCCESS,
-        )
+        queue_chain_rebuilds(self, request, list(queryset.order_by("pk")))
 
 
 class EpisodeChangeList(ChangeList):
@@ -215,14 +231,8 @@ class EpisodeChangeList(ChangeList):
     cut to its first characters by the database (``LEFT``/``SUBSTR``)."""
 
     def get_queryset(self, request: HttpRequest, exclude_parameters=None) -> QuerySet:
-        return (
-            super()
-            .get_queryset(request, exclude_parameters)
-            .defer("user_input", "response", "metadata")
-            .annotate(
-                user_input_head=Left("user_input", PREVIEW_CHARS + 1),
-                response_head=Left("response", PREVIEW_CHARS + 1),
-            )
+        return with_previews(
+            super().get_queryset(request, exclude_parameters).defer("user_input", "response", "metadata")
         )
 
 

@@ -15,14 +15,13 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
-from django.db.models.functions import Left
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
-from sessions_app.admin import PREVIEW_CHARS, ReadOnlyAdminMixin, episodes_url, preview
+from sessions_app.admin import ReadOnlyAdminMixin, episodes_url, preview, queue_chain_rebuilds, with_previews
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
 from summaries import services
@@ -173,12 +172,8 @@ class SummaryAdmin(admin.ModelAdmin):
         covered = Episode.objects.for_session(obj.session_id).filter(
             pk__gte=obj.first_episode_id, pk__lte=obj.last_episode_id
         )
-        shown = list(
-            covered.only("pk", "session_id", "created_at", "token_count").annotate(
-                user_input_head=Left("user_input", PREVIEW_CHARS + 1),
-                response_head=Left("response", PREVIEW_CHARS + 1),
-            )[:COVERED_EPISODES_SHOWN]
-        )
+        previews = with_previews(covered.only("pk", "session_id", "created_at", "token_count"))
+        shown = list(previews[:COVERED_EPISODES_SHOWN])
         if not shown:
             return "None of the episodes in this range exist any more."
         total = covered.count() if len(shown) == COVERED_EPISODES_SHOWN else len(shown)
@@ -301,20 +296,7 @@ class SummaryAdmin(admin.ModelAdmin):
     @admin.action(description="Rebuild the session's chain", permissions=["change"])
     def rebuild_session_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
         sessions = list(ChatSession.objects.filter(pk__in=queryset.values("session_id")).order_by("pk"))
-        with transaction.atomic():
-            for session in sessions:
-                services.session_rebuild(session=session, actor=request.user)
-        count = len(sessions)
-        self.message_user(
-            request,
-            ngettext(
-                "Queued a rebuild of %d session's summary chain.",
-                "Queued a rebuild of %d sessions' summary chains.",
-                count,
-            )
-            % count,
-            messages.SUCCESS,
-        )
+        queue_chain_rebuilds(self, request, sessions)
 
 
 @admin.register(SummaryRevision)
