@@ -158,7 +158,9 @@ class UtilityCall(models.Model):
     FAILED = (Outcome.TRANSIENT_ERROR, Outcome.PERMANENT_ERROR)
 
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="utility_calls")
-    # The row the answer went into, once stored (null: failed, dropped, or not stored yet).
+    # The row the answer went into, once stored. Null: failed or dropped; or
+    # answered but not stored because a later call of the same regeneration
+    # or rebuild failed; or the row was deleted since.
     summary = models.ForeignKey(
         Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="utility_calls"
     )
