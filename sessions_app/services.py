@@ -44,6 +44,21 @@ def session_delete(*, session: ChatSession) -> None:
     session.delete()
 
 
+def _bump_counters(*, session_pk: int, episodes: int, tokens: int) -> None:
+    """Add to the session's counters, taking its row lock; ``Http404`` if the row is gone.
+
+    Checked here because the INSERT that follows would otherwise fail only on
+    the foreign key, at commit, as a server error.
+    """
+    updated = ChatSession.objects.filter(pk=session_pk).update(
+        cached_episode_count=F("cached_episode_count") + episodes,
+        cached_total_tokens=F("cached_total_tokens") + tokens,
+        updated_at=timezone.now(),
+    )
+    if not updated:
+        raise Http404("No such session.")
+
+
 def episode_create(
     *, session: ChatSession, user_input: str, response: str, metadata: dict | None = None
 ) -> Episode:
@@ -52,14 +67,13 @@ def episode_create(
     The counter UPDATE runs first: it takes the session's row lock, so the
     episodes of one session get their ids in commit order. A summarizer that
     reads "episodes after id N" therefore never skips one that commits late.
+
+    Raises ``Http404`` when the session is gone (deleted since it was read,
+    e.g. while a chat reply was being written): nothing is stored.
     """
     tokens = count_episode_tokens(user_input, response)
     with transaction.atomic():
-        ChatSession.objects.filter(pk=session.pk).update(
-            cached_episode_count=F("cached_episode_count") + 1,
-            cached_total_tokens=F("cached_total_tokens") + tokens,
-            updated_at=timezone.now(),
-        )
+        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens)
         episode = Episode.objects.create(
             session=session,
             user_input=user_input,
@@ -147,7 +161,7 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     ``episode_create`` does, so ids follow commit order), one multi-row
     INSERT, and one summarization check for the whole batch: ``bulk_create``
     sends no ``post_save``, so the check is requested here, and it runs only
-    after the commit.
+    after the commit. ``Http404`` (nothing stored) if the session is gone.
     """
     # Imported here: summaries depends on sessions_app, not the other way round.
     from summaries.services import summarization_request
@@ -166,11 +180,7 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
         for item, tokens in zip(items, counts, strict=True)
     ]
     with transaction.atomic():
-        ChatSession.objects.filter(pk=session.pk).update(
-            cached_episode_count=F("cached_episode_count") + len(episodes),
-            cached_total_tokens=F("cached_total_tokens") + sum(counts),
-            updated_at=timezone.now(),
-        )
+        _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts))
         created = Episode.objects.bulk_create(episodes)
         summarization_request(session_pk=session.pk)
     return created

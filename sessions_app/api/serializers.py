@@ -8,7 +8,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField, check_storable_text
+from sessions_app.api.validators import LimitedTextField, MetadataField, refuse_unstorable_text
 from sessions_app.models import ChatSession
 
 
@@ -44,7 +44,7 @@ class SessionSerializer(serializers.ModelSerializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["title"].validators.append(check_storable_text)
+        refuse_unstorable_text(self.fields["title"])
 
     def get_summary_state(self, obj: ChatSession) -> str:
         try:

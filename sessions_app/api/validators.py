@@ -16,14 +16,25 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
-def check_storable_text(value: str) -> str:
-    if "\x00" in value:
-        raise serializers.ValidationError("Null characters are not allowed.")
+def check_unicode(value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).") from None
     return value
+
+
+def check_storable_text(value: str) -> str:
+    if "\x00" in value:
+        raise serializers.ValidationError("Null characters are not allowed.")
+    return check_unicode(value)
+
+
+def refuse_unstorable_text(field: serializers.CharField) -> serializers.CharField:
+    """Add the checks a ``CharField`` lacks: it refuses null characters itself
+    (so that error is not reported twice), not lone surrogates."""
+    field.validators.append(check_unicode)
+    return field
 
 
 def _walk_strings(value: Any) -> None:
@@ -63,11 +74,9 @@ class MetadataField(serializers.JSONField):
 
 def text_field(*, max_chars: int, allow_blank: bool = False, **kwargs: Any) -> serializers.CharField:
     """A text field that keeps whitespace as written and refuses text the database cannot store."""
-    field = serializers.CharField(
-        max_length=max_chars, allow_blank=allow_blank, trim_whitespace=False, **kwargs
+    return refuse_unstorable_text(
+        serializers.CharField(max_length=max_chars, allow_blank=allow_blank, trim_whitespace=False, **kwargs)
     )
-    field.validators.append(check_storable_text)
-    return field
 
 
 class LimitedTextField(serializers.CharField):
@@ -83,4 +92,4 @@ class LimitedTextField(serializers.CharField):
         kwargs["max_length"] = getattr(settings, limit_setting)
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
-        self.validators.append(check_storable_text)
+        refuse_unstorable_text(self)

@@ -8,10 +8,11 @@ import threading
 import pytest
 from django.db import connection, connections
 from django.db.models.signals import post_save
+from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession, Episode
-from sessions_app.services import episode_create_for_user
+from sessions_app.services import episode_create, episode_create_for_user, episodes_bulk_create
 from sessions_app.tokens import count_episode_tokens
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
@@ -233,6 +234,12 @@ def test_lone_surrogate_is_400_naming_the_field(api_client, session):
     assert "response" in response.json()
 
 
+def test_null_character_is_reported_once(api_client, session):
+    response = api_client.post(url(session), {"user_input": "nul\x00", "response": "x"}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"user_input": ["Null characters are not allowed."]}
+
+
 def test_text_size_limit(api_client, session, settings):
     settings.EPISODE_MAX_CHARS = 10
     response = api_client.post(url(session), {"user_input": "x" * 11, "response": "ok"}, format="json")
@@ -308,6 +315,18 @@ def test_bulk_query_count_does_not_grow_with_the_batch(api_client, session):
 
     # Session, savepoint, one counter UPDATE, one multi-row INSERT, release.
     assert count_queries(2) == count_queries(40) == 5
+
+
+def test_session_deleted_before_a_write_is_404_not_an_integrity_error(owner):
+    """The session was found, then deleted (another tab) before its episodes were written."""
+    session = ChatSessionFactory(owner=owner)
+    found = ChatSession.objects.get(pk=session.pk)
+    session.delete()
+    with pytest.raises(Http404):
+        episode_create(session=found, user_input="q", response="a")
+    with pytest.raises(Http404):
+        episodes_bulk_create(session=found, items=items(3))
+    assert not Episode.objects.exists()
 
 
 def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
