@@ -16,9 +16,11 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.http import Http404
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
@@ -61,6 +63,16 @@ class ChatTurnError(Exception):
         )
 
 
+class ChatSessionGone(ChatTurnError):
+    """The session was deleted while the model answered; the reply was dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This session was deleted while the reply was being written; nothing was stored.",
+            transient=False,
+        )
+
+
 @dataclass(slots=True)
 class Timings:
     """Milliseconds spent per phase of one turn."""
@@ -72,6 +84,9 @@ class Timings:
 
     def since_start(self) -> float:
         return (time.perf_counter() - self.started) * 1000
+
+    def model_done(self, model_started: float) -> None:
+        self.model_ms = (time.perf_counter() - model_started) * 1000
 
 
 @dataclass(slots=True)
@@ -101,21 +116,36 @@ def _prepare(*, session: ChatSession, message: str, budget: int | None) -> tuple
 
 
 def _store(
-    *, session: ChatSession, message: str, completion: Completion, context: ContextResult, timings: Timings
+    *,
+    session: ChatSession,
+    message: str,
+    stream: bool,
+    completion: Completion,
+    context: ContextResult,
+    timings: Timings,
 ) -> ChatTurn:
-    episode = episode_create(
-        session=session,
-        user_input=message,
-        response=completion.text,
-        metadata={
-            "source": "chat",
-            "model": completion.model,
-            "context_tokens": context.token_count,
-            "completion_tokens": completion.completion_tokens,
-        },
+    """Store the finished exchange and log the turn; ``ChatSessionGone`` if
+    the session was deleted while the model answered."""
+    log = partial(
+        _log_turn, session=session, message=message, stream=stream, timings=timings, context=context
     )
+    try:
+        episode = episode_create(
+            session=session,
+            user_input=message,
+            response=completion.text,
+            metadata={
+                "source": "chat",
+                "model": completion.model,
+                "context_tokens": context.token_count,
+                "completion_tokens": completion.completion_tokens,
+            },
+        )
+    except Http404:
+        log(outcome="session_gone")
+        raise ChatSessionGone() from None
     timings.total_ms = timings.since_start()
-    return ChatTurn(
+    turn = ChatTurn(
         reply=completion.text,
         episode=episode,
         context=context,
@@ -123,6 +153,8 @@ def _store(
         completion_tokens=completion.completion_tokens,
         timings=timings,
     )
+    log(turn=turn)
+    return turn
 
 
 def _log_turn(
@@ -167,7 +199,8 @@ def _log_turn(
 def chat_turn(*, session: ChatSession, message: str, budget: int | None = None) -> ChatTurn:
     """Answer ``message`` in ``session`` and store the exchange as an episode.
 
-    Raises ``ChatTurnError`` when the model fails; nothing is stored then.
+    Raises ``ChatTurnError`` when the model fails (``ChatSessionGone`` when
+    the session was deleted meanwhile); nothing is stored then.
     Must not be called inside a transaction: the model call can take long.
     """
     context, timings = _prepare(session=session, message=message, budget=budget)
@@ -175,13 +208,18 @@ def chat_turn(*, session: ChatSession, message: str, budget: int | None = None) 
     try:
         completion = get_client().chat(chat_messages(context), model=settings.CHAT_MODEL)
     except InferenceError as err:
-        timings.model_ms = (time.perf_counter() - model_started) * 1000
+        timings.model_done(model_started)
         _log_turn(session=session, message=message, stream=False, timings=timings, context=context, error=err)
         raise ChatTurnError.from_inference(err) from err
-    timings.model_ms = (time.perf_counter() - model_started) * 1000
-    turn = _store(session=session, message=message, completion=completion, context=context, timings=timings)
-    _log_turn(session=session, message=message, stream=False, timings=timings, context=context, turn=turn)
-    return turn
+    timings.model_done(model_started)
+    return _store(
+        session=session,
+        message=message,
+        stream=False,
+        completion=completion,
+        context=context,
+        timings=timings,
+    )
 
 
 class ChatTurnStream(Iterator[str]):
@@ -190,8 +228,9 @@ class ChatTurnStream(Iterator[str]):
     Iterate for the chunks; when the iteration ends normally the episode has
     been stored and ``turn`` holds it. A model failure, before the first
     chunk or in the middle, raises ``ChatTurnError`` from the iteration and
-    stores nothing. ``start()`` waits for the first chunk up front, so a
-    caller can still answer with an error status when the model is down.
+    stores nothing; so does a session deleted meanwhile (``ChatSessionGone``).
+    ``start()`` waits for the first chunk up front, so a caller can still
+    answer with an error status when the model is down.
     ``close()`` abandons the turn (the client went away): nothing is stored.
     """
 
@@ -208,17 +247,20 @@ class ChatTurnStream(Iterator[str]):
         self._pending: list[str] = []
         self._finished = False
 
-    def _fail(self, err: InferenceError) -> ChatTurnError:
-        self._finished = True
-        self.timings.model_ms = (time.perf_counter() - self._model_started) * 1000
+    def _log(self, **outcome: Any) -> None:
         _log_turn(
             session=self.session,
             message=self.message,
             stream=True,
             timings=self.timings,
             context=self.context,
-            error=err,
+            **outcome,
         )
+
+    def _fail(self, err: InferenceError) -> ChatTurnError:
+        self._finished = True
+        self.timings.model_done(self._model_started)
+        self._log(error=err)
         return ChatTurnError.from_inference(err)
 
     def _next_chunk(self) -> str:
@@ -257,7 +299,7 @@ class ChatTurnStream(Iterator[str]):
 
     def _complete(self) -> None:
         self._finished = True
-        self.timings.model_ms = (time.perf_counter() - self._model_started) * 1000
+        self.timings.model_done(self._model_started)
         assert self._stream is not None
         completion = self._stream.completion
         if completion is None:  # a backend that ended without finishing: treat as failed
@@ -265,17 +307,10 @@ class ChatTurnStream(Iterator[str]):
         self.turn = _store(
             session=self.session,
             message=self.message,
+            stream=True,
             completion=completion,
             context=self.context,
             timings=self.timings,
-        )
-        _log_turn(
-            session=self.session,
-            message=self.message,
-            stream=True,
-            timings=self.timings,
-            context=self.context,
-            turn=self.turn,
         )
 
     def close(self) -> None:
@@ -286,15 +321,8 @@ class ChatTurnStream(Iterator[str]):
         self._pending.clear()
         if self._stream is not None:
             self._stream.close()
-        self.timings.model_ms = (time.perf_counter() - self._model_started) * 1000
-        _log_turn(
-            session=self.session,
-            message=self.message,
-            stream=True,
-            timings=self.timings,
-            context=self.context,
-            outcome="abandoned",
-        )
+        self.timings.model_done(self._model_started)
+        self._log(outcome="abandoned")
 
 
 def chat_turn_stream(*, session: ChatSession, message: str, budget: int | None = None) -> ChatTurnStream:

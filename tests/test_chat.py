@@ -8,14 +8,15 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from django.db import DatabaseError
 
-from sessions_app.models import Episode
-from summaries.models import Summary
+from sessions_app.models import ChatSession, Episode
 from summaries import chat as chat_module
 from summaries.chat import SYSTEM_PROMPT, ChatTurnError, chat_turn, chat_turn_stream
 from summaries.context import build_context
 from summaries.inference import TransientInferenceError
 from summaries.inference.base import ChatStream, Completion
+from summaries.models import Summary
 from tests.factories import ChatSessionFactory, EpisodeFactory
 from tests.fake_model_server import closed_port_url, reply_text
 
@@ -221,6 +222,69 @@ def test_chat_stream_failure_mid_stream_stores_nothing(api_client, session, monk
     assert received[-1]["transient"] is True
     assert not any(e.get("done") for e in received)
     assert Episode.objects.count() == before
+
+
+def finished(text: str) -> Completion:
+    return Completion(text=text, model="stub", prompt_tokens=1, completion_tokens=1, duration_ms=1)
+
+
+class DeletesTheSession:
+    """A client during whose answer the session is deleted (say, from another tab)."""
+
+    def __init__(self, session) -> None:
+        self.session_pk = session.pk
+
+    def _delete(self) -> None:
+        ChatSession.objects.filter(pk=self.session_pk).delete()
+
+    def chat(self, messages, *, model=None, **kwargs) -> Completion:
+        self._delete()
+        return finished("Too late.")
+
+    def chat_stream(self, messages, *, model=None, **kwargs) -> ChatStream:
+        def chunks() -> Iterator[str]:
+            yield "Too "
+            self._delete()
+            yield "late."
+
+        return ChatStream(chunks(), finished)
+
+
+def test_session_deleted_during_the_turn_is_404(api_client, session, monkeypatch):
+    monkeypatch.setattr(chat_module, "get_client", lambda: DeletesTheSession(session))
+    response = api_client.post(url(session), {"message": "Still there?"}, format="json")
+    assert response.status_code == 404
+    assert "nothing was stored" in response.json()["detail"]
+    assert response.json()["transient"] is False
+    assert not Episode.objects.filter(user_input="Still there?").exists()
+
+
+def test_session_deleted_during_a_stream_ends_with_an_error_event(api_client, session, monkeypatch):
+    monkeypatch.setattr(chat_module, "get_client", lambda: DeletesTheSession(session))
+    response = api_client.post(url(session), {"message": "Still there?"}, format="json", HTTP_ACCEPT=SSE)
+    received = events(response)
+    assert [e.get("text") for e in received[:2]] == ["Too ", "late."]
+    assert "nothing was stored" in received[-1]["error"]
+    assert received[-1]["transient"] is False
+    assert not any(e.get("done") for e in received)
+    assert not Episode.objects.filter(user_input="Still there?").exists()
+
+
+def test_unexpected_failure_while_storing_ends_the_stream_with_an_error_event(
+    api_client, session, model, monkeypatch, caplog
+):
+    def broken_store(**kwargs):
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(chat_module, "episode_create", broken_store)
+    with caplog.at_level(logging.ERROR, logger="nexus.chat"):
+        response = api_client.post(url(session), {"message": "Hi"}, format="json", HTTP_ACCEPT=SSE)
+        received = events(response)
+    assert received[0]["text"]
+    assert set(received[-1]) == {"error", "transient"}
+    assert "server closed" not in received[-1]["error"]
+    assert not any(e.get("done") for e in received)
+    assert any(r.exc_info for r in caplog.records if r.name == "nexus.chat")
 
 
 def test_abandoned_stream_stores_nothing(session, model):

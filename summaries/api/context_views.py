@@ -15,13 +15,14 @@ Views only parse, check access and call ``summaries.context`` /
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -30,16 +31,24 @@ from rest_framework.views import APIView
 
 from sessions_app.api.serializers import EpisodeSerializer
 from sessions_app.api.validators import text_field
+from sessions_app.api.views import UUID_PARAM
 from sessions_app.selectors import session_for_user
-from summaries.chat import ChatTurn, ChatTurnError, ChatTurnStream, chat_turn, chat_turn_stream
+from summaries.chat import (
+    ChatSessionGone,
+    ChatTurn,
+    ChatTurnError,
+    ChatTurnStream,
+    chat_turn,
+    chat_turn_stream,
+)
 from summaries.context import build_context
+
+logger = logging.getLogger("nexus.chat")
 
 BUDGET_MIN = 1
 BUDGET_MAX = 1_000_000
-
-UUID_PARAM = OpenApiParameter(
-    "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
-)
+# The last event of a stream that broke for a reason of ours, not the model's.
+STREAM_FAILED = "The reply could not be finished because of a server error. Please try again."
 
 
 # --- server-sent events -------------------------------------------------------
@@ -199,7 +208,12 @@ def chat_turn_payload(turn: ChatTurn) -> dict[str, Any]:
 
 
 def chat_error_response(err: ChatTurnError) -> Response:
-    code = status.HTTP_503_SERVICE_UNAVAILABLE if err.transient else status.HTTP_502_BAD_GATEWAY
+    if isinstance(err, ChatSessionGone):
+        code = status.HTTP_404_NOT_FOUND
+    elif err.transient:
+        code = status.HTTP_503_SERVICE_UNAVAILABLE
+    else:
+        code = status.HTTP_502_BAD_GATEWAY
     return Response({"detail": err.message, "transient": err.transient}, status=code)
 
 
@@ -246,7 +260,9 @@ class SessionChatView(APIView):
                 OpenApiTypes.STR, description="Server-sent events: text chunks, then done or error."
             ),
             400: OpenApiResponse(description="Missing, blank or too long message; bad budget."),
-            404: OpenApiResponse(description="No such session (or not yours)."),
+            404: OpenApiResponse(
+                description="No such session (or not yours), or it was deleted during the turn."
+            ),
             (502, "application/json"): OpenApiResponse(
                 ChatErrorSerializer, description="The model answered with an error; nothing was stored."
             ),
@@ -285,7 +301,11 @@ class SessionChatView(APIView):
 
 def stream_events(turn_stream: ChatTurnStream) -> Iterator[bytes]:
     """The SSE body of a streamed turn. If the client goes away, Django
-    closes this generator and the turn is abandoned, storing nothing."""
+    closes this generator and the turn is abandoned, storing nothing.
+
+    The status line went out with the first chunk, so every way this can
+    fail ends in an ``error`` event: a client never waits on a stream that
+    just stops."""
     try:
         for chunk in turn_stream:
             yield sse_event({"text": chunk})
@@ -295,5 +315,8 @@ def stream_events(turn_stream: ChatTurnStream) -> Iterator[bytes]:
         yield sse_event({"done": True, "episode": payload["episode"], "context": payload["context"]})
     except ChatTurnError as err:
         yield sse_event({"error": err.message, "transient": err.transient})
+    except Exception:
+        logger.exception("chat stream failed", extra={"session": str(turn_stream.session.uuid)})
+        yield sse_event({"error": STREAM_FAILED, "transient": True})
     finally:
         turn_stream.close()
