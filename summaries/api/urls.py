@@ -4,8 +4,8 @@ from summaries.api import views
 
 urlpatterns = [
     path("summaries/", views.SummaryCreateView.as_view(), name="api-summary-create"),
-    path("summaries/<int:id>/", views.SummaryDetailView.as_view(), name="api-summary-detail"),
-    path("summaries/<int:id>/regenerate/", views.SummaryRegenerateView.as_view(), name="api-summary-regenerate"),
+    path("summaries/<str:id>/", views.SummaryDetailView.as_view(), name="api-summary-detail"),
+    path("summaries/<str:id>/regenerate/", views.SummaryRegenerateView.as_view(), name="api-summary-regenerate"),
     path("sessions/<str:uuid>/summaries/", views.SessionSummaryListView.as_view(), name="api-session-summaries"),
     path("sessions/<str:uuid>/summarize/", views.SessionSummarizeView.as_view(), name="api-session-summarize"),
     path("sessions/<str:uuid>/summary-status/", views.SummaryStatusView.as_view(), name="api-summary-status"),

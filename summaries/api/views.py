@@ -38,12 +38,18 @@ from summaries.services import summarization_request, summary_regenerate
 ID_PARAM = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The summary's id.")
 
 
-def summary_for_user(user, summary_id: int) -> Summary:
-    """The row if ``user`` may see its session; otherwise 404."""
-    if summary_id > MAX_ID:
+def summary_for_user(user, summary_id: int | str) -> Summary:
+    """The row if ``user`` may see its session; otherwise 404.
+
+    The id comes from the path as text (an ``<int:>`` route would answer a
+    malformed one with the site's HTML 404 page); anything but plain ASCII
+    digits names no row.
+    """
+    text = str(summary_id)
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
         raise Http404("No such summary.")
     try:
-        return Summary.objects.visible_to(user).select_related("session").get(pk=summary_id)
+        return Summary.objects.visible_to(user).select_related("session").get(pk=int(text))
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None
 
@@ -95,7 +101,7 @@ class SummaryCreateView(APIView):
 @extend_schema(tags=["summaries"], parameters=[ID_PARAM])
 class SummaryDetailView(APIView):
     @extend_schema(summary="One summary row", responses=SummarySerializer)
-    def get(self, request: Request, id: int) -> Response:
+    def get(self, request: Request, id: str) -> Response:
         return Response(SummarySerializer(summary_for_user(request.user, id)).data)
 
     @extend_schema(
@@ -103,7 +109,7 @@ class SummaryDetailView(APIView):
         request=SummaryUpdateSerializer,
         responses={200: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
     )
-    def patch(self, request: Request, id: int) -> Response:
+    def patch(self, request: Request, id: str) -> Response:
         summary = summary_for_user(request.user, id)
         serializer = SummaryUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -124,7 +130,7 @@ class SummaryRegenerateView(APIView):
         request=None,
         responses={202: SummarizationStatusSerializer},
     )
-    def post(self, request: Request, id: int) -> Response:
+    def post(self, request: Request, id: str) -> Response:
         summary = summary_for_user(request.user, id)
         summary_regenerate(summary=summary, actor=request.user)
         return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)

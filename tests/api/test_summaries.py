@@ -88,6 +88,16 @@ def test_unknown_summary_is_404(api_client):
     assert api_client.get(f"/api/summaries/{2**70}/").status_code == 404
 
 
+@pytest.mark.parametrize("bad", ["abc", "-1", "1.5", "+3", "\u0663", "1e3"])
+@pytest.mark.parametrize(("method", "tail"), [("get", ""), ("patch", ""), ("post", "regenerate/")])
+def test_malformed_summary_id_is_a_json_404(api_client, summary, bad, method, tail):
+    response = getattr(api_client, method)(f"/api/summaries/{bad}/{tail}", {"content": "x"}, format="json")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No such summary."}
+    summary.refresh_from_db()
+    assert not summary.curated
+
+
 def test_patch_curates_and_keeps_a_revision(api_client, owner, summary):
     old = summary.content
     response = api_client.patch(f"/api/summaries/{summary.pk}/", {"content": "Edited by hand."}, format="json")
