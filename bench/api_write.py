@@ -25,27 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-os.environ.setdefault("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/nexus_api_bench")
-os.environ["DJANGO_SETTINGS_MODULE"] = "bench.write_settings"
+from bench.http_load import bench_writer, gunicorn, run_load, setup_write_bench  # noqa: E402
 
-from bench.http_load import BENCH_BROKER_URL, gunicorn, run_load  # noqa: E402
-from bench.support import setup_django  # noqa: E402
-
-setup_django(DJANGO_SECURE_SSL_REDIRECT="0", CELERY_BROKER_URL=BENCH_BROKER_URL, LOG_LEVEL="WARNING")
-
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.db import connection  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
+setup_write_bench()
 
 from sessions_app.models import ChatSession  # noqa: E402
-from sessions_app.services import session_create  # noqa: E402
 
 PAYLOAD = {
     "user_input": "How do I keep a chat session's memory small without losing what was said?",
@@ -66,14 +56,10 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    user, _ = get_user_model().objects.get_or_create(username="bench-writer")
-    token, _ = Token.objects.get_or_create(user=user)
-    api_session = session_create(owner=user, title="api write bench")
-    bare_session = session_create(owner=user, title="bare write bench")
-    connection.close()
+    auth, (api_session, bare_session) = bench_writer("api write bench", "bare write bench")
 
     body = json.dumps(PAYLOAD).encode()
-    api = (f"/api/sessions/{api_session.uuid}/episodes/", {"Authorization": f"Token {token.key}"})
+    api = (f"/api/sessions/{api_session.uuid}/episodes/", auth)
     bare = (f"/bench/bare-episode/{bare_session.pk}/", {})
 
     print(f"concurrency {args.concurrency}, {args.rounds} rounds of {args.seconds:.0f} s each")

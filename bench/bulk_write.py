@@ -15,26 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-os.environ.setdefault("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/nexus_api_bench")
-os.environ["DJANGO_SETTINGS_MODULE"] = "bench.write_settings"
+from bench.http_load import bench_writer, gunicorn, post_json, run_load, setup_write_bench  # noqa: E402
 
-from bench.http_load import BENCH_BROKER_URL, gunicorn, post_json, run_load  # noqa: E402
-from bench.support import setup_django  # noqa: E402
-
-setup_django(DJANGO_SECURE_SSL_REDIRECT="0", CELERY_BROKER_URL=BENCH_BROKER_URL, LOG_LEVEL="WARNING")
-
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.db import connection  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
+setup_write_bench()
 
 from sessions_app.models import ChatSession  # noqa: E402
-from sessions_app.services import session_create  # noqa: E402
 
 
 def batch(size: int) -> list[dict]:
@@ -55,13 +45,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
 
-    user, _ = get_user_model().objects.get_or_create(username="bench-writer")
-    token, _ = Token.objects.get_or_create(user=user)
-    session = session_create(owner=user, title="bulk write bench")
-    connection.close()
+    headers, (session,) = bench_writer("bulk write bench")
 
     path = f"/api/sessions/{session.uuid}/episodes/"
-    headers = {"Authorization": f"Token {token.key}"}
     body = json.dumps(batch(args.batch)).encode()
     with gunicorn() as port:
         status, payload = post_json(port, path, batch(args.batch), headers)

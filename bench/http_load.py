@@ -1,5 +1,5 @@
-"""Helpers for the HTTP write benchmarks: a gunicorn server of the bench
-settings on a free port, and a keep-alive load loop.
+"""Helpers for the HTTP write benchmarks: their Django set-up and writer, a
+gunicorn server of the bench settings on a free port, and a keep-alive load loop.
 
 gunicorn runs with the project's own config (nexus/gunicorn.conf.py: gthread
 workers, one process per core) against PostgreSQL and a Redis broker, with
@@ -19,11 +19,41 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bench.support import setup_django
 from tests.process_support import free_port, stop_process, wait_for
+
+if TYPE_CHECKING:
+    from sessions_app.models import ChatSession
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/5")
+WRITE_BENCH_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/nexus_api_bench"
+
+
+def setup_write_bench() -> None:
+    """Django on the write settings (bench/write_settings.py) and the bench
+    database (``BENCH_DATABASE_URL``, default ``nexus_api_bench``), migrated."""
+    os.environ.setdefault("BENCH_DATABASE_URL", WRITE_BENCH_DATABASE_URL)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.write_settings"
+    setup_django(DJANGO_SECURE_SSL_REDIRECT="0", CELERY_BROKER_URL=BENCH_BROKER_URL, LOG_LEVEL="WARNING")
+
+
+def bench_writer(*titles: str) -> tuple[dict[str, str], list[ChatSession]]:
+    """New sessions of the benchmark user, one per title, and the
+    ``Authorization`` header of that user's API token."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from sessions_app.services import session_create
+
+    user, _ = get_user_model().objects.get_or_create(username="bench-writer")
+    token, _ = Token.objects.get_or_create(user=user)
+    sessions = [session_create(owner=user, title=title) for title in titles]
+    connection.close()
+    return {"Authorization": f"Token {token.key}"}, sessions
 
 
 def server_env(**extra: str) -> dict[str, str]:
