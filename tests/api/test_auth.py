@@ -14,6 +14,22 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's password
 
 
+def token_client(user) -> tuple[APIClient, Token]:
+    """A client that sends a new token of ``user`` with every request."""
+    token = Token.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client, token
+
+
+def token_queries_after_first_request(client: APIClient, session) -> list[str]:
+    """The token-table queries of a request that follows a first one."""
+    client.get("/api/sessions/")
+    with CaptureQueriesContext(connection) as ctx:
+        client.get(f"/api/sessions/{session.uuid}/episode-stats/")
+    return [q["sql"] for q in ctx.captured_queries if "authtoken_token" in q["sql"]]
+
+
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counters():
     # Throttle history lives in the cache; every test starts from zero.
@@ -52,9 +68,7 @@ def test_token_refused(owner, payload):
 
 
 def test_token_authenticates(owner, session):
-    token = Token.objects.create(user=owner)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client, _ = token_client(owner)
     assert client.get(f"/api/sessions/{session.uuid}/").status_code == 200
 
 
@@ -100,18 +114,14 @@ def test_empty_rate_turns_throttling_off(api_client, settings):
 
 
 def test_deleted_token_stops_working_at_once(owner, session):
-    token = Token.objects.create(user=owner)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client, token = token_client(owner)
     assert client.get("/api/sessions/").status_code == 200
     token.delete()
     assert client.get("/api/sessions/").status_code == 401
 
 
 def test_deactivated_user_is_refused_at_once(owner, session):
-    token = Token.objects.create(user=owner)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client, _ = token_client(owner)
     assert client.get("/api/sessions/").status_code == 200
     owner.is_active = False
     owner.save()
@@ -119,24 +129,14 @@ def test_deactivated_user_is_refused_at_once(owner, session):
 
 
 def test_token_lookup_is_remembered(owner, session):
-    token = Token.objects.create(user=owner)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    client.get("/api/sessions/")
-    with CaptureQueriesContext(connection) as ctx:
-        client.get(f"/api/sessions/{session.uuid}/episode-stats/")
-    assert not any("authtoken_token" in q["sql"] for q in ctx.captured_queries)
+    client, _ = token_client(owner)
+    assert token_queries_after_first_request(client, session) == []
 
 
 def test_token_lookup_every_request_when_turned_off(owner, session, settings):
     settings.API_TOKEN_CACHE_SECONDS = 0
-    token = Token.objects.create(user=owner)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    client.get("/api/sessions/")
-    with CaptureQueriesContext(connection) as ctx:
-        client.get(f"/api/sessions/{session.uuid}/episode-stats/")
-    assert sum("authtoken_token" in q["sql"] for q in ctx.captured_queries) == 1
+    client, _ = token_client(owner)
+    assert len(token_queries_after_first_request(client, session)) == 1
 
 
 def test_anon_throttle_ignores_a_forged_forwarded_for(db, settings):
