@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from sessions_app.models import Episode
 from sessions_app.tokens import count_tokens
 from summaries.admin import COVERED_EPISODES_SHOWN
 from summaries.curation import summary_curate
@@ -51,19 +52,23 @@ def restore_url(summary: Summary, revision: SummaryRevision) -> str:
     return reverse("admin:summaries_summary_restore", args=[summary.pk, revision.pk])
 
 
-def covered_summary(episodes: int = 3, **kwargs) -> Summary:
-    session = ChatSessionFactory()
-    rows = EpisodeFactory.create_batch(episodes, session=session)
+def summary_over(episodes: list[Episode], **kwargs) -> Summary:
+    """A model-written row covering ``episodes`` (one session's, oldest first)."""
     return SummaryFactory(
-        session=session,
-        first_episode_id=rows[0].pk,
-        last_episode_id=rows[-1].pk,
+        session=episodes[0].session,
+        first_episode_id=episodes[0].pk,
+        last_episode_id=episodes[-1].pk,
         model="qwen2.5:1.5b",
         prompt_tokens=812,
         completion_tokens=143,
         duration_ms=2417,
         **kwargs,
     )
+
+
+def covered_summary(episodes: int = 3, **kwargs) -> Summary:
+    """A row over ``episodes`` new episodes of a new session."""
+    return summary_over(EpisodeFactory.create_batch(episodes, session=ChatSessionFactory()), **kwargs)
 
 
 def query_count(client: Client, url: str) -> int:
@@ -134,15 +139,7 @@ def test_change_page_shows_the_call_and_the_covered_episodes(staff_browser):
         for n in range(3)
     ]
     after = EpisodeFactory(session=session, user_input="Also not in this row")
-    summary = SummaryFactory(
-        session=session,
-        first_episode_id=covered[0].pk,
-        last_episode_id=covered[-1].pk,
-        model="qwen2.5:1.5b",
-        prompt_tokens=812,
-        completion_tokens=143,
-        duration_ms=2417,
-    )
+    summary = summary_over(covered)  # qwen2.5:1.5b, 812 + 143 tokens, 2417 ms
     html = staff_browser.get(change_url(summary)).content.decode()
     for n in range(3):
         assert f"Covered question {n}?" in html and f"Covered answer {n}." in html
