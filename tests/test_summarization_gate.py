@@ -3,6 +3,8 @@ queries, when it enqueues, and that a broker outage never fails a write."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -11,7 +13,7 @@ from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from sessions_app.models import Episode
+from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from summaries import leases, selectors, services
 from summaries.models import SummarizationState
@@ -51,6 +53,26 @@ def write(session, django_capture_on_commit_callbacks, *, response: str = LONG) 
 
 def state_of(session) -> SummarizationState | None:
     return SummarizationState.objects.filter(session=session).first()
+
+
+def due_session(owner, **state) -> ChatSession:
+    """A session whose five long episodes pass the gate, with a state row
+    made of ``state`` if given."""
+    session = ChatSessionFactory(owner=owner)
+    EpisodeFactory.create_batch(5, session=session, response=LONG)
+    if state:
+        SummarizationState.objects.create(session=session, **state)
+    return session
+
+
+@contextmanager
+def trigger_disconnected() -> Iterator[None]:
+    """Episode writes without the summarization trigger (its post_save receiver)."""
+    post_save.disconnect(sender=Episode, dispatch_uid="summaries.episode_saved")
+    try:
+        yield
+    finally:
+        post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
 
 
 def test_no_enqueue_until_the_gate_fires(session, sent, django_capture_on_commit_callbacks):
@@ -114,18 +136,14 @@ def test_write_path_adds_one_query_when_the_gate_does_not_fire(
 ):
     write(session, django_capture_on_commit_callbacks)  # warm-up (content types, etc.)
 
-    def count(connected: bool) -> list[str]:
-        if not connected:
-            post_save.disconnect(sender=Episode, dispatch_uid="summaries.episode_saved")
-        try:
-            with CaptureQueriesContext(connection) as ctx:
-                write(session, django_capture_on_commit_callbacks)
-        finally:
-            post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
+    def queries() -> list[str]:
+        with CaptureQueriesContext(connection) as ctx:
+            write(session, django_capture_on_commit_callbacks)
         return [q["sql"] for q in ctx.captured_queries]
 
-    without = count(False)
-    with_gate = count(True)
+    with trigger_disconnected():
+        without = queries()
+    with_gate = queries()
     added = with_gate[len(without) :]
     assert len(with_gate) == len(without) + 1
     (gate_sql,) = added
@@ -139,12 +157,8 @@ def test_write_path_adds_two_queries_when_the_gate_fires(session, sent, django_c
     for _ in range(4):
         write(session, django_capture_on_commit_callbacks)
     SummarizationState.objects.create(session=session)  # idle row present, as after the first run
-    post_save.disconnect(sender=Episode, dispatch_uid="summaries.episode_saved")
-    try:
-        with CaptureQueriesContext(connection) as base:
-            write(session, django_capture_on_commit_callbacks)
-    finally:
-        post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
+    with trigger_disconnected(), CaptureQueriesContext(connection) as base:
+        write(session, django_capture_on_commit_callbacks)
     Episode.objects.filter(pk=Episode.objects.order_by("-pk").first().pk).delete()
     with CaptureQueriesContext(connection) as ctx:
         write(session, django_capture_on_commit_callbacks)
@@ -216,23 +230,18 @@ def test_gate_cost_does_not_depend_on_session_length(session):
 
 
 def test_sweep_finds_lost_triggers_failures_stale_leases_and_lost_messages(owner, sent, settings):
-    def due_session(**state):
-        s = ChatSessionFactory(owner=owner)
-        EpisodeFactory.create_batch(5, session=s, response=LONG)
-        if state:
-            SummarizationState.objects.create(session=s, **state)
-        return s
-
     now = timezone.now()
     long_ago = now - timedelta(hours=1)
-    lost_trigger = due_session()
-    idle = due_session(state="idle")
-    failed_old = due_session(state="failed", failed_at=long_ago)
-    failed_recent = due_session(state="failed", failed_at=now)
-    stale_lease = due_session(state="running", lease_owner="dead", lease_expires_at=long_ago)
-    live_lease = due_session(state="running", lease_owner="alive", lease_expires_at=now + timedelta(hours=1))
-    queued_fresh = due_session(state="queued")
-    queued_lost = due_session(state="queued")
+    lost_trigger = due_session(owner)
+    idle = due_session(owner, state="idle")
+    failed_old = due_session(owner, state="failed", failed_at=long_ago)
+    failed_recent = due_session(owner, state="failed", failed_at=now)
+    stale_lease = due_session(owner, state="running", lease_owner="dead", lease_expires_at=long_ago)
+    live_lease = due_session(
+        owner, state="running", lease_owner="alive", lease_expires_at=now + timedelta(hours=1)
+    )
+    queued_fresh = due_session(owner, state="queued")
+    queued_lost = due_session(owner, state="queued")
     SummarizationState.objects.filter(session=queued_lost).update(updated_at=long_ago)
     not_due = ChatSessionFactory(owner=owner)
     EpisodeFactory.create_batch(3, session=not_due, response=LONG)
@@ -251,8 +260,7 @@ def test_sweep_can_run_synchronously(owner, monkeypatch):
 
     client = FakeClient()
     monkeypatch.setattr("summaries.runner._client", lambda _c: client)
-    s = ChatSessionFactory(owner=owner)
-    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    s = due_session(owner)
     assert services.sweep_pending(synchronous=True) == [s.pk]
     assert len(client.prompts) == 1 and state_of(s).state == "idle"
 
@@ -279,8 +287,7 @@ def test_summarize_pending_command_enqueues_due_sessions(owner, sent):
 
     from django.core.management import call_command
 
-    s = ChatSessionFactory(owner=owner)
-    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    s = due_session(owner)
     out = StringIO()
     call_command("summarize_pending", stdout=out)
     assert sent == [("summaries.tasks.summarize_session", {"session_pk": s.pk, "force": False})]
@@ -330,8 +337,7 @@ def test_eager_task_records_a_failure_without_raising(owner, monkeypatch, transi
     error = TransientInferenceError("HTTP 503") if transient else PermanentInferenceError("empty content")
     client = FakeClient(fail=[error])
     monkeypatch.setattr("summaries.runner._client", lambda _c: client)
-    s = ChatSessionFactory(owner=owner)
-    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    s = due_session(owner)
 
     assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() is None
 
@@ -358,7 +364,6 @@ def test_beat_runs_the_sweep_task(settings, owner, sent):
 
     entry = settings.CELERY_BEAT_SCHEDULE["summaries-sweep"]
     assert entry["task"] in app.tasks and entry["schedule"] > 0
-    s = ChatSessionFactory(owner=owner)
-    EpisodeFactory.create_batch(5, session=s, response=LONG)
+    s = due_session(owner)
     assert app.tasks[entry["task"]].apply().get() == 1
     assert sent == [("summaries.tasks.summarize_session", {"session_pk": s.pk, "force": False})]
