@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField, refuse_unstorable_text
+from sessions_app.api.validators import LimitedTextField, MetadataField
 from sessions_app.models import ChatSession
 
 
@@ -41,10 +39,6 @@ class SessionSerializer(serializers.ModelSerializer):
             "summary_state",
         ]
         read_only_fields = ["created_at", "updated_at"]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        refuse_unstorable_text(self.fields["title"])
 
     def get_summary_state(self, obj: ChatSession) -> str:
         try:

@@ -1,8 +1,10 @@
 """Input checks shared by the API serializers.
 
 Text that PostgreSQL cannot store (NUL characters, lone surrogates from
-``\\ud800``-style JSON escapes) is refused here with a 400 that names the
-field, instead of failing in the database driver.
+``\\ud800``-style JSON escapes) is refused with a 400 that names the field,
+instead of failing in the database driver: DRF's ``CharField`` already
+refuses both, so the checks here cover what it does not see (the keys and
+strings inside ``metadata``, text checked outside a serializer).
 """
 
 from __future__ import annotations
@@ -16,25 +18,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
-def check_unicode(value: str) -> str:
+def check_storable_text(value: str) -> str:
+    if "\x00" in value:
+        raise serializers.ValidationError("Null characters are not allowed.")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).") from None
     return value
-
-
-def check_storable_text(value: str) -> str:
-    if "\x00" in value:
-        raise serializers.ValidationError("Null characters are not allowed.")
-    return check_unicode(value)
-
-
-def refuse_unstorable_text(field: serializers.CharField) -> serializers.CharField:
-    """Add the checks a ``CharField`` lacks: it refuses null characters itself
-    (so that error is not reported twice), not lone surrogates."""
-    field.validators.append(check_unicode)
-    return field
 
 
 def _walk_strings(value: Any) -> None:
@@ -73,9 +64,10 @@ class MetadataField(serializers.JSONField):
 
 
 def text_field(*, max_chars: int, allow_blank: bool = False, **kwargs: Any) -> serializers.CharField:
-    """A text field that keeps whitespace as written and refuses text the database cannot store."""
-    return refuse_unstorable_text(
-        serializers.CharField(max_length=max_chars, allow_blank=allow_blank, trim_whitespace=False, **kwargs)
+    """A text field that keeps whitespace as written. Like every ``CharField``
+    it refuses what the database cannot store (null characters, lone surrogates)."""
+    return serializers.CharField(
+        max_length=max_chars, allow_blank=allow_blank, trim_whitespace=False, **kwargs
     )
 
 
@@ -85,11 +77,11 @@ class LimitedTextField(serializers.CharField):
     DRF copies declared fields into each serializer instance by calling the
     field's ``__init__`` again, so the limit follows settings (and tests'
     overrides) without rebuilding fields by hand; the schema shows it too.
-    Whitespace is kept as written; text the database cannot store is refused.
+    Whitespace is kept as written; text the database cannot store is refused
+    (by ``CharField`` itself).
     """
 
     def __init__(self, *, limit_setting: str, **kwargs: Any) -> None:
         kwargs["max_length"] = getattr(settings, limit_setting)
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
-        refuse_unstorable_text(self)

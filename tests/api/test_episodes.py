@@ -234,10 +234,14 @@ def test_lone_surrogate_is_400_naming_the_field(api_client, session):
     assert "response" in response.json()
 
 
-def test_null_character_is_reported_once(api_client, session):
+def test_unstorable_text_is_reported_once(api_client, session):
     response = api_client.post(url(session), {"user_input": "nul\x00", "response": "x"}, format="json")
     assert response.status_code == 400
     assert response.json() == {"user_input": ["Null characters are not allowed."]}
+    body = '{"user_input": "x", "response": "broken \\ud800 text"}'
+    response = api_client.post(url(session), data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["response"] and len(response.json()["response"]) == 1
 
 
 def test_text_size_limit(api_client, session, settings):
