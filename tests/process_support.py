@@ -4,7 +4,8 @@
 - ``wait_for()`` polls a condition within a time limit and raises
   ``WaitTimedOut``; ``wait_until()`` is the same for tests, failing the test
   with a message instead.
-- ``start_logged()`` starts a command in a process group of its own with its
+- ``run_python()`` runs this interpreter (``manage.py``, ``-c code``) to the end;
+  ``start_logged()`` starts a command in a process group of its own with its
   output in a log file; ``stop_process()`` ends a process (or its group):
   SIGTERM, then SIGKILL when it does not exit in time.
 - ``RedisServer`` and the ``own_redis`` fixture: a private ``redis-server``
@@ -21,9 +22,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,20 @@ def wait_until(
 
 
 # --- starting and stopping -----------------------------------------------------------
+
+
+def run_python(*args: str, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """This interpreter with ``args`` (``"manage.py", ...`` or ``"-c", code``) run
+    from the project root with exactly ``env``; output captured as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env=dict(env),
+        timeout=timeout,
+    )
 
 
 def start_logged(

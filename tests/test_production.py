@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from sessions_app.models import ChatSession, Episode
 from summaries.models import SummaryRevision
 from tests import process_support
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UtilityCallFactory
-from tests.process_support import free_port
+from tests.process_support import free_port, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
@@ -34,15 +33,7 @@ def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
     }
     env.pop("DATABASE_URL", None)
     env.update(env_overrides)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return run_python("manage.py", *args, env=env)
 
 
 PRODUCTION_ENV = {
@@ -125,14 +116,11 @@ logging.getLogger("nexus.chat").info("chat turn", extra={"session": "s", "contex
 
 
 def emit_logs(**env: str) -> list[str]:
-    result = subprocess.run(
-        [sys.executable, "-c", EMIT],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
+    result = run_python(
+        "-c",
+        EMIT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "nexus.settings", "DJANGO_DEBUG": "1", **env},
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stderr.splitlines()
@@ -206,15 +194,7 @@ def gunicorn_config(**env: str) -> dict:
         for k, v in os.environ.items()
         if k not in {"PORT", "WEB_CONCURRENCY", "GUNICORN_BIND", "LOG_CONTENT"}
     }
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**clean, **env},
-        timeout=30,
-    )
+    result = run_python("-c", code, env={**clean, **env}, timeout=30)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

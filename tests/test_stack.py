@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +22,14 @@ from typing import Any
 import pytest
 
 from tests import process_support
-from tests.process_support import free_port, require_or_skip, start_logged, stop_process, wait_until
+from tests.process_support import (
+    free_port,
+    require_or_skip,
+    run_python,
+    start_logged,
+    stop_process,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -110,15 +116,7 @@ def _stack_env(
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        check=False,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_python("manage.py", *args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
