@@ -27,15 +27,20 @@ def session_create(*, owner: Any, title: str = "", metadata: dict | None = None)
 
 
 def session_update(*, session: ChatSession, title: str | None = None, metadata: dict | None = None) -> ChatSession:
-    """Change a session's title and/or metadata; fields left as ``None`` stay as they are."""
-    fields = ["updated_at"]
+    """Change a session's title and/or metadata; fields left as ``None`` stay as they are.
+
+    ``Http404`` if the session was deleted since it was read (a save would
+    fail on the missing row as a server error).
+    """
+    changes: dict[str, Any] = {"updated_at": timezone.now()}
     if title is not None:
-        session.title = title
-        fields.append("title")
+        changes["title"] = title
     if metadata is not None:
-        session.metadata = metadata
-        fields.append("metadata")
-    session.save(update_fields=fields)
+        changes["metadata"] = metadata
+    if not ChatSession.objects.filter(pk=session.pk).update(**changes):
+        raise Http404("No such session.")
+    for name, value in changes.items():
+        setattr(session, name, value)
     return session
 
 

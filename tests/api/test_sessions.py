@@ -6,9 +6,11 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession
+from sessions_app.services import session_update
 from summaries.models import SummarizationState
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
@@ -147,6 +149,25 @@ def test_patch_keeps_fields_not_sent(api_client, session):
     api_client.patch(f"/api/sessions/{session.uuid}/", {"title": "Only title"}, format="json")
     session.refresh_from_db()
     assert session.metadata == {"keep": True}
+
+
+def test_patch_of_a_session_deleted_meanwhile_is_404(owner):
+    """Found by the view, then deleted (another tab) before the change was saved."""
+    session = ChatSessionFactory(owner=owner, title="Before")
+    found = ChatSession.objects.get(pk=session.pk)
+    session.delete()
+    with pytest.raises(Http404):
+        session_update(session=found, title="After")
+    assert not ChatSession.objects.exists()
+
+
+def test_patch_moves_updated_at(api_client, session):
+    before = ChatSession.objects.get(pk=session.pk).updated_at
+    body = api_client.patch(f"/api/sessions/{session.uuid}/", {"metadata": {"k": 1}}, format="json").json()
+    fresh = ChatSession.objects.get(pk=session.pk)
+    assert fresh.updated_at > before
+    assert (fresh.title, fresh.metadata) == ("Owned", {"k": 1})
+    assert body["metadata"] == {"k": 1}
 
 
 def test_put_is_not_allowed(api_client, session):
