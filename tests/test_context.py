@@ -83,6 +83,21 @@ def test_more_than_eight_exchanges_summary_and_recent_details():
     assert result.digest == []
 
 
+def test_nine_exchanges_eight_in_full_and_the_oldest_digested():
+    session = ChatSessionFactory()
+    episodes = make_episodes(session, 9)
+    result = build_context(session=session, question="And now?")
+    digest = extractive_digest([(episodes[0].user_input, episodes[0].response)])
+    assert result.prompt == (
+        "User Question: And now?\n\n"
+        f"Conversation Summary (earlier context):\n{digest}\n\n"
+        "Recent conversation details:\n"
+        f"{pairs(episodes[1:])}\n\n"
+        f"{INSTRUCTIONS}"
+    )
+    assert (result.recent, result.digest) == ([e.pk for e in episodes[1:]], [episodes[0].pk])
+
+
 def test_summaries_replace_the_episodes_they_cover():
     session = ChatSessionFactory()
     episodes = make_episodes(session, 20)
@@ -238,6 +253,14 @@ def test_budget_never_drops_the_question_or_recent_episodes(chained_session):
     assert result.token_count > 1
     assert not result.within_budget
     assert result.as_dict()["within_budget"] is False
+
+
+def test_budget_equal_to_the_full_prompt_leaves_nothing_out(chained_session):
+    session, _, _ = chained_session
+    full = build_context(session=session, question="q")
+    exact = build_context(session=session, question="q", budget=full.token_count)
+    assert exact.prompt == full.prompt and exact.within_budget
+    assert exact.omitted == {"summaries": [], "digest": [], "summaries_before_episode": None}
 
 
 def test_budget_large_enough_leaves_nothing_out(chained_session):
