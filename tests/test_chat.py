@@ -12,6 +12,7 @@ from django.db import DatabaseError
 
 from sessions_app.models import ChatSession, Episode
 from summaries import chat as chat_module
+from summaries.api.context_views import stream_events
 from summaries.chat import SYSTEM_PROMPT, ChatTurnError, chat_turn, chat_turn_stream
 from summaries.context import build_context
 from summaries.inference import TransientInferenceError
@@ -295,6 +296,17 @@ def test_abandoned_stream_stores_nothing(session, model):
     assert stream.turn is None
     assert list(stream) == []
     assert Episode.objects.filter(user_input="Hi").count() == 0
+
+
+def test_client_leaving_mid_stream_stores_nothing(session, model, caplog):
+    """The server closes the response body when the client has gone."""
+    body = stream_events(chat_turn_stream(session=session, message="Bye").start())
+    assert next(body).startswith(b'data: {"text":')
+    with caplog.at_level(logging.INFO, logger="nexus.chat"):
+        body.close()
+    assert not Episode.objects.filter(user_input="Bye").exists()
+    (record,) = [r for r in caplog.records if r.name == "nexus.chat"]
+    assert record.outcome == "abandoned"
 
 
 def test_service_stream_stores_after_the_last_chunk(session, model):
