@@ -149,7 +149,7 @@ def _recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
     if limit <= 0:
         return []
     rows = (
-        Episode.objects.filter(session_id=session_pk)
+        Episode.objects.for_session(session_pk)
         .order_by("-pk")
         .values_list("pk", "user_input", "response")[:limit]
     )
@@ -176,7 +176,7 @@ def _summary_chain(session_pk: int, before_episode_id: int | None, limit: int) -
 def _uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
     """The oldest episodes between the end of the summary chain and the
     recent window, as many as the digest can quote."""
-    qs = Episode.objects.filter(session_id=session_pk, pk__gt=after_id)
+    qs = Episode.objects.after(session_pk, after_id)
     if before_id is not None:
         qs = qs.filter(pk__lt=before_id)
     rows = qs.order_by("pk").values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
