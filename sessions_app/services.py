@@ -12,6 +12,7 @@ from django.db.models.signals import post_save
 from django.http import Http404
 from django.utils import timezone
 
+from nexus.db import hot_cursor
 from sessions_app.models import ChatSession, Episode
 from sessions_app.tokens import count_episode_tokens
 
@@ -139,7 +140,7 @@ def episode_create_for_user(
     """
     metadata_db = episode_meta.get_field("metadata").get_db_prep_save(metadata, connection)
     params = [tokens, now, parsed, *owner_params, user_input, response, tokens, now, metadata_db]
-    with connection.cursor() as cursor:
+    with hot_cursor(connection) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
