@@ -34,6 +34,8 @@ from sessions_app.api.serializers import (
     EpisodeStatsSerializer,
     EpisodeWriteSerializer,
     SessionSerializer,
+    episode_payload,
+    plain_episode_input,
 )
 from sessions_app.api.throttling import AnonThrottle, UserThrottle
 from sessions_app.models import ChatSession, Episode
@@ -165,12 +167,15 @@ class EpisodeListView(generics.ListAPIView):
         data = request.data
         if isinstance(data, list):
             return self._post_many(session_for_user(request.user, uuid), data)
-        serializer = EpisodeWriteSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
+        fields = plain_episode_input(data)
+        if fields is None:
+            serializer = EpisodeWriteSerializer(data=data)
+            serializer.is_valid(raise_exception=True)
+            fields = serializer.validated_data
         # The session lookup, the visibility check and the write in one
         # statement: this is the hot path of every chat client.
-        episode = episode_create_for_user(user=request.user, session_uuid=uuid, **serializer.validated_data)
-        return Response(EpisodeSerializer(episode).data, status=status.HTTP_201_CREATED)
+        episode = episode_create_for_user(user=request.user, session_uuid=uuid, **fields)
+        return Response(episode_payload(episode), status=status.HTTP_201_CREATED)
 
     def _post_many(self, session: ChatSession, data: list[Any]) -> Response:
         limit = settings.API_BULK_MAX_EPISODES

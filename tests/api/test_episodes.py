@@ -140,6 +140,23 @@ def test_post_one(api_client, session):
     assert counters_match_aggregate(session)
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"user_input": "Plain?", "response": ""},
+        {"user_input": "Ünïcödé ✓ 😀", "response": "  kept as written  ", "metadata": {"k": ["é", 1]}},
+        {"user_input": "extra keys", "response": "ignored", "token_count": 5, "id": 1},
+    ],
+)
+def test_post_answers_what_a_read_shows(api_client, session, payload):
+    written = api_client.post(url(session), payload, format="json")
+    assert written.status_code == 201
+    (listed,) = api_client.get(url(session)).json()["results"]
+    assert written.json() == listed
+    assert (listed["user_input"], listed["response"]) == (payload["user_input"], payload["response"])
+    assert listed["metadata"] == payload.get("metadata", {})
+
+
 def test_post_ignores_a_client_token_count(api_client, session):
     body = api_client.post(
         url(session), {"user_input": "hi", "response": "hello", "token_count": 999}, format="json"
