@@ -110,22 +110,22 @@ def fewest_calls(pairs: list[tuple[str, str]], cap: int) -> int:
 def run(label: str, n: int, server: FakeModelServer, wrap_words: int | None, size: str) -> None:
     from django.conf import settings
 
-    import summaries.runner as runner
+    from summaries.runner import calls as runner_calls
 
     user, _ = get_user_model().objects.get_or_create(username="bench-summaries")
     session = ChatSession.objects.create(owner=user, title=f"bench {label}")
     server.reset()
     prompts: list[str] = []
-    original = runner._client
+    original = runner_calls._client
     if wrap_words:
         client = LongAnswers(wrap_words)
-        runner._client = lambda _c: client  # type: ignore[assignment]
+        runner_calls._client = lambda _c: client  # type: ignore[assignment]
     try:
         with override_settings(INFERENCE_SERVICE_URL=server.url):
             for question, reply in exchanges(n, size):
                 episode_create(session=session, user_input=question, response=reply)
     finally:
-        runner._client = original
+        runner_calls._client = original
     prompts = [r["body"]["messages"][0]["content"] for r in server.requests if r["path"] == "/api/chat"]
     session.refresh_from_db()
     episode_tokens = session.cached_total_tokens

@@ -259,7 +259,7 @@ def test_sweep_can_run_synchronously(owner, monkeypatch):
     from tests.test_summarization_policy import FakeClient
 
     client = FakeClient()
-    monkeypatch.setattr("summaries.runner._client", lambda _c: client)
+    monkeypatch.setattr("summaries.runner.calls._client", lambda _c: client)
     s = due_session(owner)
     assert services.sweep_pending(synchronous=True) == [s.pk]
     assert len(client.prompts) == 1 and state_of(s).state == "idle"
@@ -336,7 +336,7 @@ def test_eager_task_records_a_failure_without_raising(owner, monkeypatch, transi
 
     error = TransientInferenceError("HTTP 503") if transient else PermanentInferenceError("empty content")
     client = FakeClient(fail=[error])
-    monkeypatch.setattr("summaries.runner._client", lambda _c: client)
+    monkeypatch.setattr("summaries.runner.calls._client", lambda _c: client)
     s = due_session(owner)
 
     assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() is None

@@ -1,0 +1,190 @@
+"""The model call of a run: the call itself, its ``UtilityCall`` cost record
+(written, then settled once the answer is stored or dropped) and its record
+on the ``nexus.summarization`` logger."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from sessions_app.models import ChatSession
+from summaries.inference import InferenceClient, InferenceError
+from summaries.models import UtilityCall
+from summaries.services import ModelResult
+
+logger = logging.getLogger("nexus.summarization")
+
+#: What a run calls: any inference client (only ``complete`` is used).
+Client = InferenceClient
+
+
+def _client(client: Client | None) -> Client:
+    """The given client, or the configured backend's.
+
+    Callers look this up as ``calls._client`` at call time, so one patch of
+    this module attribute (tests, the bench) reaches every kind of run.
+    """
+    if client is not None:
+        return client
+    from summaries.inference import get_client
+
+    return get_client()
+
+
+def _session_uuid(session_pk: int) -> str:
+    value = ChatSession.objects.filter(pk=session_pk).values_list("uuid", flat=True).first()
+    return str(value) if value else ""
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpan:
+    """What a model call is about: the session, the episodes in its prompt,
+    and the kind of call (for the cost record and the log)."""
+
+    session_pk: int
+    session_uuid: str
+    first_episode_id: int
+    last_episode_id: int
+    kind: UtilityCall.Kind
+    log_kind: str
+
+    @property
+    def episode_range(self) -> str:
+        return f"{self.first_episode_id}-{self.last_episode_id}"
+
+
+def _call(client: Client, prompt: str, span: CallSpan) -> tuple[ModelResult, int | None]:
+    """One model call with the summarization settings, and its cost record.
+
+    Returns the answer and the primary key of its ``UtilityCall`` row (None
+    if that could not be written); a failure is recorded, logged (the
+    attempt's one record) and raised.
+    """
+    started = time.perf_counter()
+    try:
+        completion = client.complete(
+            prompt,
+            model=settings.UTILITY_MODEL,
+            temperature=settings.SUMMARY_TEMPERATURE,
+            max_tokens=settings.SUMMARY_GEN_MAX_TOKENS,
+        )
+    except InferenceError as exc:
+        duration_ms = round((time.perf_counter() - started) * 1000)
+        outcome = (
+            UtilityCall.Outcome.TRANSIENT_ERROR if exc.transient else UtilityCall.Outcome.PERMANENT_ERROR
+        )
+        # A failed call reports no token figures: it is recorded with zeros.
+        _record_call(span, outcome=outcome, model=settings.UTILITY_MODEL, duration_ms=duration_ms)
+        _log(
+            span.session_uuid,
+            span.episode_range,
+            kind=span.log_kind,
+            outcome=outcome.value,
+            duration_ms=duration_ms,
+            error=str(exc),
+            prompt=prompt,
+            level=logging.WARNING,
+        )
+        raise
+    result = ModelResult(
+        text=completion.text,
+        model=completion.model,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        duration_ms=completion.duration_ms,
+    )
+    call_pk = _record_call(
+        span,
+        outcome=UtilityCall.Outcome.OK,
+        model=result.model,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        duration_ms=result.duration_ms,
+    )
+    return result, call_pk
+
+
+def _record_call(
+    span: CallSpan,
+    *,
+    outcome: UtilityCall.Outcome,
+    model: str,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    duration_ms: int = 0,
+) -> int | None:
+    """Write one ``UtilityCall`` row, on its own (the runner works outside any
+    transaction, so this is one short autocommitted insert, holding no lock
+    the lease or a summary row needs). A failure to write it is logged, never
+    raised: what the run does next must not depend on the cost record."""
+    try:
+        call = UtilityCall.objects.create(
+            session_id=span.session_pk,
+            kind=span.kind,
+            model=model[:200],
+            prompt_tokens=max(0, prompt_tokens),
+            completion_tokens=max(0, completion_tokens),
+            duration_ms=max(0, duration_ms),
+            outcome=outcome,
+            first_episode_id=span.first_episode_id,
+            last_episode_id=span.last_episode_id,
+        )
+    except DatabaseError:
+        logger.exception(
+            "utility call not recorded",
+            extra={"session": span.session_uuid, "episode_range": span.episode_range, "outcome": outcome},
+        )
+        return None
+    return call.pk
+
+
+def _settle_calls(
+    call_pks: list[int | None], *, summary_pk: int | None = None, dropped: bool = False
+) -> None:
+    """After the store: link the calls to the row their answers went into, or
+    mark them dropped (the rows or the lease changed while they ran). One
+    short write, outside any transaction; a failure is logged, not raised."""
+    pks = [pk for pk in call_pks if pk is not None]
+    if not pks:
+        return
+    changes: dict[str, object] = (
+        {"outcome": UtilityCall.Outcome.DROPPED_STALE} if dropped else {"summary_id": summary_pk}
+    )
+    try:
+        UtilityCall.objects.filter(pk__in=pks).update(**changes)
+    except DatabaseError:
+        logger.exception("utility calls not settled", extra={"outcome": "record_failed"})
+
+
+def _log(
+    session_uuid: str,
+    episode_range: str,
+    *,
+    kind: str,
+    outcome: str,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    duration_ms: int = 0,
+    error: str = "",
+    prompt: str | None = None,
+    answer: str | None = None,
+    level: int = logging.INFO,
+) -> None:
+    extra: dict[str, object] = {
+        "session": session_uuid,
+        "episode_range": episode_range,
+        "kind": kind,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "duration_ms": duration_ms,
+        "outcome": outcome,
+        "error": error,
+    }
+    if settings.LOG_CONTENT:
+        extra["prompt"] = prompt
+        extra["answer"] = answer
+    logger.log(level, "summarization %s %s: %s", kind, episode_range, outcome, extra=extra)

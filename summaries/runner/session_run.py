@@ -1,0 +1,147 @@
+"""The normal run: fold the session's un-summarized tail, one pass at a time,
+while the gate fires (or everything there is, when forced)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from summaries import leases, selectors
+from summaries.models import UtilityCall
+from summaries.policy import Action, plan_pass
+from summaries.runner import calls
+from summaries.runner.calls import CallSpan, Client, _call, _log, _session_uuid, _settle_calls
+from summaries.runner.results import RunOutcome, RunResult
+from summaries.services import StoreOutcome, snapshot, summary_store_pass
+
+# A run stops after this many calls and leaves the rest to a rerun: a
+# runaway loop must not hold a session's lease forever.
+MAX_PASSES_PER_RUN = 500
+
+
+def _claim(session_pk: int, owner: str) -> bool:
+    """Claim the session's lease; when another run holds it, ask that run to
+    look again (it reruns before releasing) and return False."""
+    if leases.claim(session_pk, owner):
+        return True
+    leases.note_busy(session_pk, owner)
+    return False
+
+
+def run_session(
+    *, session_pk: int, owner: str, force: bool = False, client: Client | None = None, claimed: bool = False
+) -> RunResult:
+    """Bring a session's summaries up to date, if the gate fires (or ``force``).
+
+    Lock contract: claims the session's lease (unless ``claimed``: the caller
+    already holds it) and releases it before returning, except when an
+    InferenceError escapes, in which case the state is ``failed`` and the
+    lease free. Call outside any transaction.
+    """
+    if not claimed and not _claim(session_pk, owner):
+        return RunResult(RunOutcome.BUSY)
+    result = RunResult(RunOutcome.DONE)
+    session_uuid = _session_uuid(session_pk)
+    try:
+        while True:
+            gate = selectors.gate_for_run(session_pk)
+            if gate is None:
+                result.outcome = RunOutcome.GONE
+                return result
+            if result.calls >= MAX_PASSES_PER_RUN:
+                return _hand_over(session_pk, owner, result)
+            stored: StoreOutcome | None = None
+            # Forced (manual request, rebuild): fold everything there is now.
+            # Otherwise one chunk at a time, re-checking the gate after each: a
+            # chunk takes as much of the tail as fits the cap, and a remainder
+            # under SUMMARY_MIN_EPISODES waits for later writes, so calls are
+            # full rather than many small leftovers.
+            forced = (
+                force and gate.last_episode_id is not None and gate.covered_through < gate.last_episode_id
+            )
+            if forced or gate.fires:
+                stored = _one_pass(
+                    session_pk, owner, gate.last_episode_id, calls._client(client), session_uuid, result
+                )
+            if stored is StoreOutcome.LOST_LEASE:
+                result.outcome = RunOutcome.LOST
+                return result
+            if stored is not None:
+                continue
+            force = False
+            released = leases.release(session_pk, owner)
+            if released is leases.Release.DONE:
+                return result
+            if released is leases.Release.LOST:
+                result.outcome = RunOutcome.LOST
+                return result
+            # RERUN: a trigger arrived while we worked; go round and re-check the gate.
+    except BaseException as exc:
+        leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _hand_over(session_pk: int, owner: str, result: RunResult) -> RunResult:
+    """A run that made MAX_PASSES_PER_RUN calls frees the session and queues a
+    fresh task for the rest, so no single task holds a session for hours."""
+    from summaries.services import enqueue_run
+
+    while leases.release(session_pk, owner) is leases.Release.RERUN:
+        pass
+    leases.mark_queued(session_pk)
+    enqueue_run(session_pk=session_pk)
+    return result
+
+
+def _one_pass(
+    session_pk: int, owner: str, through_id: int | None, client: Client, session_uuid: str, result: RunResult
+) -> StoreOutcome | None:
+    """Fold the oldest un-summarized chunk (up to ``through_id``) into the
+    chain with one model call; None when there is nothing to fold."""
+    latest_row = selectors.latest_summary(session_pk)
+    covered = latest_row.last_episode_id if latest_row else 0
+    if through_id is None or covered >= through_id:
+        return None
+    episodes = selectors.tail_for_chunk(
+        session_pk, after_id=covered, through_id=through_id, max_chars=settings.SUMMARY_MAX_CHARS
+    )
+    if not episodes:
+        return None
+    plan = plan_pass(
+        session_pk=session_pk,
+        latest=snapshot(latest_row) if latest_row else None,
+        covered_through=covered,
+        episodes=episodes,
+        max_tokens=settings.SUMMARY_MAX_TOKENS,
+        max_chars=settings.SUMMARY_MAX_CHARS,
+    )
+    # Extend the lease before a call that may take up to the client timeout.
+    if not leases.hold(session_pk, owner):
+        return StoreOutcome.LOST_LEASE
+    result.calls += 1
+    span = CallSpan(
+        session_pk=session_pk,
+        session_uuid=session_uuid,
+        first_episode_id=plan.chunk.first_episode_id,
+        last_episode_id=plan.chunk.last_episode_id,
+        kind=UtilityCall.Kind.UPDATE if plan.action is Action.UPDATE else UtilityCall.Kind.FRESH,
+        log_kind=plan.action.value,
+    )
+    answer, call_pk = _call(client, plan.prompt, span)
+    stored, row = summary_store_pass(plan=plan, result=answer, owner=owner)
+    result.stored.append(stored)
+    if row is not None:
+        _settle_calls([call_pk], summary_pk=row.pk)
+    else:
+        _settle_calls([call_pk], dropped=True)
+    _log(
+        session_uuid,
+        plan.episode_range,
+        kind=plan.action.value,
+        outcome=stored.value,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        duration_ms=answer.duration_ms,
+        prompt=plan.prompt,
+        answer=answer.text,
+    )
+    return stored
