@@ -176,6 +176,8 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # DRF's negotiation, minus the parsing for a plain JSON call.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "sessions_app.api.negotiation.PlainAcceptNegotiation",
     # Throttles tell anonymous clients apart by address. X-Forwarded-For is
     # only believed from the proxies in front (a client could forge it).
     "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if env_bool("DJANGO_BEHIND_PROXY", False) else 0, minimum=0),

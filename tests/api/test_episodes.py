@@ -275,6 +275,18 @@ def test_malformed_json_is_400(api_client, session, body):
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize(
+    ("accept", "code"),
+    [(None, 201), ("*/*", 201), ("application/json", 201), ("application/json; indent=2", 201), ("text/html", 406)],
+)
+def test_write_answers_json_or_406(api_client, session, accept, code):
+    headers = {} if accept is None else {"HTTP_ACCEPT": accept}
+    response = api_client.post(url(session), {"user_input": "q", "response": "a"}, format="json", **headers)
+    assert response.status_code == code
+    if code == 201:
+        assert response["Content-Type"] == "application/json" and response.json()["user_input"] == "q"
+
+
 def test_non_json_body_is_415(api_client, session):
     response = api_client.post(url(session), data="user_input=x", content_type="application/x-www-form-urlencoded")
     assert response.status_code == 415
