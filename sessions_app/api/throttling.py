@@ -3,7 +3,8 @@
 Rates come from settings at request time (DRF's own classes read
 ``DEFAULT_THROTTLE_RATES`` once at import, so an environment value or a
 test's ``override_settings`` would be missed). Counting is a fixed window
-per caller: one ``add`` and one ``incr`` on the cache, whatever the rate.
+per caller: one ``incr`` on the cache (and an ``add`` to open each window),
+whatever the rate.
 DRF's sliding log keeps every timestamp of the window and pickles the whole
 list on each request, which grows with the rate itself.
 """
@@ -11,7 +12,7 @@ list on each request, which grows with the rate itself.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
@@ -38,15 +39,23 @@ class _FixedWindowMixin:
         self.window_ends = (window + 1) * self.duration
         self.now = now
         key = f"{ident}_{window}"
-        cache = self.cache  # type: ignore[attr-defined]
-        # add() is a no-op when the key exists; incr() is atomic in the cache.
-        cache.add(key, 0, self.duration + 1)
+        return self._count(self.cache, key, self.duration + 1) <= self.num_requests  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _count(cache: Any, key: str, timeout: int) -> int:
+        """This request's number in the window. incr() is atomic in the cache;
+        only the first request of a window also pays for add()."""
         try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, self.duration + 1)
-            count = 1
-        return count <= self.num_requests
+            return cache.incr(key)
+        except ValueError:  # no counter yet in this window
+            pass
+        if cache.add(key, 1, timeout):
+            return 1
+        try:  # another request created it meanwhile
+            return cache.incr(key)
+        except ValueError:  # and it expired already
+            cache.set(key, 1, timeout)
+            return 1
 
     def wait(self) -> float | None:
         return max(self.window_ends - self.now, 0.0)
