@@ -184,11 +184,6 @@ def session_usage_rows(sessions: Iterable[ChatSession]) -> list[SessionUsage]:
     return rows
 
 
-def session_usage(session: ChatSession) -> SessionUsage:
-    """Usage of one session."""
-    return session_usage_rows(sessions_with_usage(ChatSession.objects.filter(pk=session.pk)))[0]
-
-
 def _empty_totals() -> dict[str, Any]:
     return {"sessions": 0, **{key: 0 for key in CALL_COUNTERS + COUNTERS}}
 
@@ -206,10 +201,10 @@ def call_totals(queryset: QuerySet[ChatSession] | None = None) -> dict[str, Any]
     return totals
 
 
-def _add(totals: dict[str, Any], rows: Iterable[SessionUsage], keys: tuple[str, ...] = COUNTERS) -> None:
+def _add(totals: dict[str, Any], rows: Iterable[SessionUsage]) -> None:
     for row in rows:
         totals["sessions"] += 1
-        for key in keys:
+        for key in COUNTERS:
             totals[key] += row[key]
 
 
@@ -217,13 +212,6 @@ def _finish(totals: dict[str, Any]) -> dict[str, Any]:
     full = totals["full_history_tokens"]
     totals["savings_ratio"] = round(totals["saved_tokens"] / full, 4) if full else 0.0
     return totals
-
-
-def usage_totals(rows: Iterable[SessionUsage]) -> dict[str, Any]:
-    """Sums of the per-session figures, with the overall savings ratio."""
-    totals = _empty_totals()
-    _add(totals, rows, CALL_COUNTERS + COUNTERS)
-    return _finish(totals)
 
 
 def usage_report(
