@@ -494,8 +494,19 @@ def test_health_times_out_with_the_short_timeout(served, settings):
 
 def test_nexus_health_accepts_a_service_without_a_health_route(mock_transport, settings):
     settings.INFERENCE_SERVICE_URL = "http://nexus.test"
-    mock_transport(lambda request: httpx.Response(404))
-    get_client("nexus").health()
+    status = 404
+    seen: list[tuple[str, str]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path))
+        return httpx.Response(status)
+
+    mock_transport(answer)
+    get_client("nexus").health()  # 404: something is listening
+    assert seen == [("GET", "/health")]
+    status = 500
+    with pytest.raises(TransientInferenceError):
+        get_client("nexus").health()
 
 
 # --- client selection and the shared HTTP client -----------------------------------
