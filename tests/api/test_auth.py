@@ -111,6 +111,10 @@ def test_anon_throttle(db, settings):
 def test_empty_rate_turns_throttling_off(api_client, settings):
     settings.API_THROTTLE_USER = ""
     assert all(api_client.get("/api/sessions/").status_code == 200 for _ in range(5))
+    # Those requests were not counted at all (a default rate would have counted them).
+    settings.API_THROTTLE_USER = "3/minute"
+    codes = [api_client.get("/api/sessions/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
 
 
 def test_deleted_token_stops_working_at_once(owner, session):

@@ -146,9 +146,10 @@ def test_patch(api_client, session):
 def test_patch_keeps_fields_not_sent(api_client, session):
     session.metadata = {"keep": True}
     session.save()
-    api_client.patch(f"/api/sessions/{session.uuid}/", {"title": "Only title"}, format="json")
+    response = api_client.patch(f"/api/sessions/{session.uuid}/", {"title": "Only title"}, format="json")
+    assert response.status_code == 200
     session.refresh_from_db()
-    assert session.metadata == {"keep": True}
+    assert (session.title, session.metadata) == ("Only title", {"keep": True})
 
 
 def test_patch_of_a_session_deleted_meanwhile_is_404(owner):
