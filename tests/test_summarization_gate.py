@@ -210,12 +210,16 @@ def test_a_broker_outage_never_fails_the_write(
 
 
 def test_a_failing_gate_query_never_fails_the_write(session, monkeypatch, django_capture_on_commit_callbacks):
-    def broken(_pk):
+    asked: list[int] = []
+
+    def broken(pk):
+        asked.append(pk)
         raise RuntimeError("database hiccup")
 
     monkeypatch.setattr(selectors, "session_gate", broken)
-    write(session, django_capture_on_commit_callbacks)
-    assert Episode.objects.filter(session=session).count() == 1
+    episode = write(session, django_capture_on_commit_callbacks)
+    assert asked == [session.pk]  # the gate ran, after the commit, and failed
+    assert list(Episode.objects.filter(session=session)) == [episode]
 
 
 def test_gate_cost_does_not_depend_on_session_length(session):
