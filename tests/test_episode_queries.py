@@ -9,6 +9,7 @@ from django.db.models import F
 
 from sessions_app.models import ChatSession, Episode
 from tests.factories import ChatSessionFactory, EpisodeFactory
+from tests.process_support import require_or_skip
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def test_for_session_and_after_filter_and_order():
 
 def test_dominant_session_reads_use_the_session_index():
     if connection.vendor != "postgresql":
-        pytest.skip("about PostgreSQL's planner")
+        require_or_skip("about PostgreSQL's planner")
     big = ChatSessionFactory()
     _bulk(big, 20_000)  # older than everything below and most of the table
     for _ in range(60):

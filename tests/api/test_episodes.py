@@ -15,6 +15,7 @@ from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create, episode_create_for_user, episodes_bulk_create
 from sessions_app.tokens import count_episode_tokens
 from tests.factories import ChatSessionFactory, EpisodeFactory
+from tests.process_support import require_or_skip
 
 pytestmark = pytest.mark.django_db
 
@@ -201,7 +202,7 @@ def test_post_one_sends_post_save_once(api_client, session):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_single_writes_keep_counters_exact(owner):
     if connection.vendor != "postgresql":
-        pytest.skip("concurrent writers need PostgreSQL (SQLite's test database is one shared-cache file)")
+        require_or_skip("concurrent writers need PostgreSQL (SQLite's test database is one shared-cache file)")
     session = ChatSessionFactory(owner=owner)
     errors: list[BaseException] = []
 
