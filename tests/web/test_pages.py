@@ -301,7 +301,10 @@ def test_pages_send_a_content_security_policy(owner_web, owner):
     session = ChatSessionFactory(owner=owner)
     for url in ["/", chat_url(session), reverse("login")]:
         policy = owner_web.get(url)["Content-Security-Policy"]
-        assert "script-src 'self'" in policy
+        directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+        # Our own files only: no inline script or style, nothing from elsewhere.
+        assert directives["script-src"] == directives["style-src"] == "'self'", policy
+        assert (directives["object-src"], directives["frame-ancestors"]) == ("'none'", "'none'"), policy
 
 
 def test_unknown_session_is_404(owner_web):
