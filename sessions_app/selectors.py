@@ -9,15 +9,19 @@ from django.http import Http404
 from sessions_app.models import ChatSession
 
 
-def session_for_user(user, session_uuid: str | uuid_lib.UUID, queryset=None) -> ChatSession:
-    """The session with this uuid if ``user`` may see it; otherwise 404.
-
-    A malformed uuid is a 404 as well: to the caller it names nothing.
-    """
+def parse_session_uuid(session_uuid: str | uuid_lib.UUID) -> uuid_lib.UUID:
+    """The uuid a caller named; a malformed one is a 404: to the caller it names nothing."""
+    if isinstance(session_uuid, uuid_lib.UUID):
+        return session_uuid
     try:
-        parsed = session_uuid if isinstance(session_uuid, uuid_lib.UUID) else uuid_lib.UUID(str(session_uuid))
+        return uuid_lib.UUID(str(session_uuid))
     except (ValueError, TypeError, AttributeError):
         raise Http404("No such session.") from None
+
+
+def session_for_user(user, session_uuid: str | uuid_lib.UUID, queryset=None) -> ChatSession:
+    """The session with this uuid if ``user`` may see it; otherwise 404."""
+    parsed = parse_session_uuid(session_uuid)
     qs = (queryset if queryset is not None else ChatSession.objects.all()).visible_to(user)
     try:
         return qs.get(uuid=parsed)

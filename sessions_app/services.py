@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from nexus.db import hot_cursor
 from sessions_app.models import ChatSession, Episode
+from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.tokens import count_episode_tokens
 
 
@@ -102,15 +103,10 @@ def episode_create_for_user(
     ``Model.save()`` sends it, so the summarization trigger runs as usual
     (after the commit). Other databases take the two-step path.
     """
-    try:
-        parsed = session_uuid if isinstance(session_uuid, uuid_lib.UUID) else uuid_lib.UUID(str(session_uuid))
-    except (ValueError, TypeError, AttributeError):
-        raise Http404("No such session.") from None
+    parsed = parse_session_uuid(session_uuid)
     alias = router.db_for_write(Episode)
     connection = connections[alias]
     if connection.vendor != "postgresql" or not user.is_authenticated:
-        from sessions_app.selectors import session_for_user
-
         session = session_for_user(user, parsed)
         return episode_create(session=session, user_input=user_input, response=response, metadata=metadata)
 
