@@ -109,7 +109,9 @@ class SessionDetailView(APIView):
         responses={200: SessionSerializer},
     )
     def patch(self, request: Request, uuid: str) -> Response:
-        session = session_for_user(request.user, uuid)
+        # Read once, with the stats: a new title or metadata leaves them as they are,
+        # and session_update sets the changed fields on this instance.
+        session = session_for_user(request.user, uuid, queryset=sessions_with_stats())
         serializer = SessionSerializer(session, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         session_update(
@@ -117,8 +119,7 @@ class SessionDetailView(APIView):
             title=serializer.validated_data.get("title"),
             metadata=serializer.validated_data.get("metadata"),
         )
-        refreshed = session_for_user(request.user, uuid, queryset=sessions_with_stats())
-        return Response(SessionSerializer(refreshed).data)
+        return Response(SessionSerializer(session).data)
 
     @extend_schema(summary="Delete a session and everything in it", responses={204: None})
     def delete(self, request: Request, uuid: str) -> Response:
