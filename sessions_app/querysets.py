@@ -47,19 +47,22 @@ class ChatSessionQuerySet(models.QuerySet):
             return self
         return self.filter(owner=user)
 
+    def with_last_episode_id(self) -> ChatSessionQuerySet:
+        """Annotate ``last_id``: the session's newest episode id, one backward
+        probe of the ``(session, id)`` index (None for an empty session)."""
+        from sessions_app.models import Episode
+
+        return self.annotate(
+            last_id=Subquery(Episode.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1])
+        )
+
     def stats_for(self, session_pk: int) -> SessionStats:
         """Stats of one session in one query whose cost does not grow with
         the session's length: the count and token sum are counters kept on
         the session row by the write path, the last id is an index probe."""
-        from sessions_app.models import Episode
-
         row = (
             self.filter(pk=session_pk)
-            .annotate(
-                last_id=Subquery(
-                    Episode.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1]
-                )
-            )
+            .with_last_episode_id()
             .values("cached_episode_count", "cached_total_tokens", "last_id")
             .get()
         )

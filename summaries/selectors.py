@@ -110,39 +110,23 @@ def session_gate(session_pk: int, *, using: str = DEFAULT_DB_ALIAS) -> Gate | No
     with hot_cursor(connection) as cursor:
         cursor.execute(sql, tuple(session_pk if p == _PK_SENTINEL else p for p in params))
         row = cursor.fetchone()
-    if row is None:
-        return None
-    values = dict(zip(_GATE_COLUMNS, row))
+    return None if row is None else _gate_from(dict(zip(_GATE_COLUMNS, row)))
+
+
+def gate_for_run(session_pk: int) -> Gate | None:
+    """The gate plus the session's last episode id, which bounds what a run folds."""
+    row = _gate_queryset([session_pk]).with_last_episode_id().values(*_GATE_COLUMNS, "last_id").first()
+    return None if row is None else _gate_from(row)
+
+
+def _gate_from(values: dict[str, Any]) -> Gate:
     return Gate(
         session_pk=values["pk"],
         total_tokens=values["cached_total_tokens"],
         covered_through=values["covered_through"] or 0,
         enough_new_episodes=values["nth_pending"] is not None,
         state=values["st_state"],
-    )
-
-
-def gate_for_run(session_pk: int) -> Gate | None:
-    """The gate plus the session's last episode id, which bounds what a run folds."""
-    row = (
-        _gate_queryset([session_pk])
-        .annotate(
-            last_id=Subquery(
-                Episode.objects.filter(session_id=OuterRef("pk")).order_by("-pk").values("pk")[:1]
-            )
-        )
-        .values("pk", "cached_total_tokens", "covered_through", "nth_pending", "st_state", "last_id")
-        .first()
-    )
-    if row is None:
-        return None
-    return Gate(
-        session_pk=row["pk"],
-        total_tokens=row["cached_total_tokens"],
-        covered_through=row["covered_through"] or 0,
-        enough_new_episodes=row["nth_pending"] is not None,
-        state=row["st_state"],
-        last_episode_id=row["last_id"],
+        last_episode_id=values.get("last_id"),
     )
 
 
