@@ -17,7 +17,7 @@ from summaries.inference import Completion, PermanentInferenceError, TransientIn
 from summaries.models import SummarizationState, Summary, SummaryRevision
 from summaries.policy import Action, RowSnapshot, build_chunk, choose_action
 from summaries.prompts import FRESH_SUMMARY_PROMPT, UPDATE_SUMMARY_PROMPT, format_exchanges
-from summaries.runner import RunOutcome, rebuild_chain, regenerate_row, run_session
+from summaries.runner import RunOutcome, RunResult, rebuild_chain, regenerate_row, run_session
 from summaries.selectors import summarization_status
 from summaries.services import StoreOutcome
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
@@ -493,7 +493,8 @@ def test_log_content_adds_the_texts(session, caplog, settings):
     assert "Question number" in record.prompt and record.answer.startswith("Summary of")
 
 
-def test_a_rebuild_stops_and_stores_nothing_when_its_lease_is_taken_over(session):
+def rebuild_losing_its_lease(session) -> tuple[RunResult, FakeClient]:
+    """A rebuild of a two-call backlog whose lease another run takes during the first call."""
     eps = add_episodes(session, 12, size=900)
     SummaryFactory(session=session, first_episode_id=eps[0].pk, last_episode_id=eps[-1].pk, content="old")
     client = FakeClient()
@@ -503,7 +504,11 @@ def test_a_rebuild_stops_and_stores_nothing_when_its_lease_is_taken_over(session
             SummarizationState.objects.filter(session=session).update(lease_owner="usurper")
 
     client.before_answer = takeover
-    result = rebuild_chain(session_pk=session.pk, owner="rebuild", client=client)
+    return rebuild_chain(session_pk=session.pk, owner="rebuild", client=client), client
+
+
+def test_a_rebuild_stops_and_stores_nothing_when_its_lease_is_taken_over(session):
+    result, client = rebuild_losing_its_lease(session)
 
     assert result.outcome is RunOutcome.LOST and len(client.prompts) == 1
     assert Summary.objects.get(session=session).content == "old"

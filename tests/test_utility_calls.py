@@ -14,7 +14,7 @@ from summaries.models import SummarizationState, Summary, UtilityCall
 from summaries.runner import rebuild_chain, regenerate_row, run_session
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 from tests.fake_model_server import reply_text
-from tests.test_summarization_policy import FakeClient, add_episodes
+from tests.test_summarization_policy import FakeClient, add_episodes, rebuild_losing_its_lease
 
 pytestmark = pytest.mark.django_db
 
@@ -178,16 +178,7 @@ def test_a_rebuild_over_several_rows_links_each_call_to_its_row(session, setting
 
 
 def test_a_rebuild_that_loses_its_lease_marks_its_answers_dropped(session):
-    eps = add_episodes(session, 12, size=900)
-    SummaryFactory(session=session, first_episode_id=eps[0].pk, last_episode_id=eps[-1].pk, content="old")
-    client = FakeClient()
-
-    def takeover(n: int) -> None:
-        if n == 1:
-            SummarizationState.objects.filter(session=session).update(lease_owner="usurper")
-
-    client.before_answer = takeover
-    rebuild_chain(session_pk=session.pk, owner="rebuild", client=client)
+    rebuild_losing_its_lease(session)
     (call,) = calls_of(session)
     assert (call.kind, call.outcome, call.summary_id) == ("rebuild", "dropped_stale", None)
 
