@@ -141,15 +141,9 @@ def summary_regenerate(*, summary: Summary, actor: Any = None) -> None:
     """
     from summaries.tasks import regenerate_summary
 
-    session_pk = summary.session_id
-    actor_pk = getattr(actor, "pk", None) if actor is not None and actor.is_authenticated else None
-    summary_pk = summary.pk
-
-    def send() -> None:
-        leases.mark_queued(session_pk)
-        _send(regenerate_summary, session_pk, {"summary_pk": summary_pk, "actor_pk": actor_pk})
-
-    transaction.on_commit(send, robust=True)
+    _queue_after_commit(
+        regenerate_summary, summary.session_id, {"summary_pk": summary.pk, "actor_pk": _actor_pk(actor)}
+    )
 
 
 def session_rebuild(*, session: ChatSession, actor: Any = None) -> None:
@@ -158,12 +152,19 @@ def session_rebuild(*, session: ChatSession, actor: Any = None) -> None:
     session; then the tail is summarized as usual."""
     from summaries.tasks import rebuild_session
 
-    session_pk = session.pk
-    actor_pk = getattr(actor, "pk", None) if actor is not None and actor.is_authenticated else None
+    _queue_after_commit(rebuild_session, session.pk, {"session_pk": session.pk, "actor_pk": _actor_pk(actor)})
+
+
+def _actor_pk(actor: Any) -> int | None:
+    return getattr(actor, "pk", None) if actor is not None and actor.is_authenticated else None
+
+
+def _queue_after_commit(task: Any, session_pk: int, kwargs: dict[str, Any]) -> None:
+    """After the current transaction commits: mark the session queued and send ``task``."""
 
     def send() -> None:
         leases.mark_queued(session_pk)
-        _send(rebuild_session, session_pk, {"session_pk": session_pk, "actor_pk": actor_pk})
+        _send(task, session_pk, kwargs)
 
     transaction.on_commit(send, robust=True)
 
