@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.process_support import require_or_skip
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DESKTOP = {"width": 1280, "height": 800}
@@ -25,9 +27,7 @@ PASSWORD = "correct-horse-battery"  # tests.factories.UserFactory's
 @pytest.fixture(scope="module")
 def browser() -> Iterator:
     if not os.path.exists(CHROMIUM):
-        if os.environ.get("NEXUS_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"{CHROMIUM} is missing; .ci/run installs the chromium package")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+        require_or_skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)")
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API keeps an event loop in this thread; Django would
