@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid as uuid_lib
 from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
@@ -91,6 +92,32 @@ def episode_create(
     return episode
 
 
+@functools.cache
+def _fused_episode_insert_sql(*, owner_check: bool) -> str:
+    """The statement of ``episode_create_for_user``, built once per variant
+    (with or without the owner check). Parameters: tokens, now, uuid,
+    [owner id], user_input, response, tokens, now, metadata."""
+    session_meta, episode_meta = ChatSession._meta, Episode._meta
+    column = {name: episode_meta.get_field(name).column for name in
+              ("session", "user_input", "response", "token_count", "created_at", "metadata")}
+    owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
+    return f"""
+        WITH locked AS (
+            UPDATE "{session_meta.db_table}"
+               SET "cached_episode_count" = "cached_episode_count" + 1,
+                   "cached_total_tokens" = "cached_total_tokens" + %s,
+                   "updated_at" = %s
+             WHERE "uuid" = %s{owner_filter}
+         RETURNING "id"
+        )
+        INSERT INTO "{episode_meta.db_table}"
+               ("{column['session']}", "{column['user_input']}", "{column['response']}",
+                "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
+        SELECT locked."id", %s, %s, %s, %s, %s FROM locked
+        RETURNING "id", "{column['session']}"
+    """
+
+
 def episode_create_for_user(
     *, user: Any, session_uuid: str | uuid_lib.UUID, user_input: str, response: str, metadata: dict | None = None
 ) -> Episode:
@@ -113,31 +140,11 @@ def episode_create_for_user(
     tokens = count_episode_tokens(user_input, response)
     now = timezone.now()
     metadata = metadata or {}
-    session_meta, episode_meta = ChatSession._meta, Episode._meta
-    column = {name: episode_meta.get_field(name).column for name in
-              ("session", "user_input", "response", "token_count", "created_at", "metadata")}
-    owner_filter, owner_params = ("", []) if user.is_staff else (
-        f' AND "{session_meta.get_field("owner").column}" = %s', [user.pk]
-    )
-    sql = f"""
-        WITH locked AS (
-            UPDATE "{session_meta.db_table}"
-               SET "cached_episode_count" = "cached_episode_count" + 1,
-                   "cached_total_tokens" = "cached_total_tokens" + %s,
-                   "updated_at" = %s
-             WHERE "uuid" = %s{owner_filter}
-         RETURNING "id"
-        )
-        INSERT INTO "{episode_meta.db_table}"
-               ("{column['session']}", "{column['user_input']}", "{column['response']}",
-                "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
-        SELECT locked."id", %s, %s, %s, %s, %s FROM locked
-        RETURNING "id", "{column['session']}"
-    """
-    metadata_db = episode_meta.get_field("metadata").get_db_prep_save(metadata, connection)
+    owner_params = [] if user.is_staff else [user.pk]
+    metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
     params = [tokens, now, parsed, *owner_params, user_input, response, tokens, now, metadata_db]
     with hot_cursor(connection) as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_fused_episode_insert_sql(owner_check=not user.is_staff), params)
         row = cursor.fetchone()
     if row is None:
         raise Http404("No such session.")
