@@ -8,13 +8,12 @@ modules of the apps. ``?session=<uuid>`` shows one session.
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib import admin
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from sessions_app.models import ChatSession
+from sessions_app.selectors import parse_session_uuid
 from summaries.usage import usage_report
 
 SESSIONS_SHOWN = 100
@@ -24,10 +23,7 @@ def _usage(request: HttpRequest) -> HttpResponse:
     queryset = ChatSession.objects.all()
     session_uuid = request.GET.get("session", "").strip()
     if session_uuid:
-        try:
-            queryset = queryset.filter(uuid=uuid.UUID(session_uuid))
-        except ValueError:
-            raise Http404("No such session.") from None
+        queryset = queryset.filter(uuid=parse_session_uuid(session_uuid))
         if not queryset.exists():
             raise Http404("No such session.")
     report = usage_report(queryset=queryset, limit=SESSIONS_SHOWN)
