@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from summaries.models import Summary, UtilityCall
 from summaries.runner import calls
-from summaries.runner.calls import Client, _session_uuid, _settle_calls
+from summaries.runner.calls import Client, _settle_calls
 from summaries.runner.folding import _fold_range, _Folded
 from summaries.runner.results import RunResult
 from summaries.runner.rework import rework_then_run
@@ -19,7 +19,7 @@ def rebuild_chain(
     then continue as a normal run (forced, so a session without rows gets
     its first summary). Lock contract as ``run_session``."""
 
-    def rework(result: RunResult, spent: list[int | None]) -> StoreOutcome | None:
+    def rework(result: RunResult, spent: list[int | None], session_uuid: str) -> StoreOutcome | None:
         chain = [snapshot(r) for r in Summary.objects.chain(session_pk)]
         through = max((r.last_episode_id for r in chain), default=0)
         # The gaps between curated rows (and after the last) are folded
@@ -32,7 +32,6 @@ def rebuild_chain(
             cursor = max(cursor, curated.last_episode_id)
         if through > cursor:
             gaps.append((cursor, through))
-        uuid = _session_uuid(session_pk)
         cli = calls._client(client)
         new_rows: list[_Folded] = []
         for after_id, through_id in gaps:
@@ -41,7 +40,7 @@ def rebuild_chain(
                 after_id,
                 through_id,
                 cli,
-                uuid,
+                session_uuid,
                 result,
                 owner=owner,
                 kind=UtilityCall.Kind.REBUILD,

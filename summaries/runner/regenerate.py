@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from summaries.models import Summary, UtilityCall
 from summaries.runner import calls
-from summaries.runner.calls import Client, _session_uuid, _settle_calls
+from summaries.runner.calls import Client, _settle_calls
 from summaries.runner.folding import _fold_range
 from summaries.runner.results import RunOutcome, RunResult
 from summaries.runner.rework import rework_then_run
@@ -22,7 +22,7 @@ def regenerate_row(
     if session_pk is None:
         return RunResult(RunOutcome.GONE)
 
-    def rework(result: RunResult, spent: list[int | None]) -> StoreOutcome | None:
+    def rework(result: RunResult, spent: list[int | None], session_uuid: str) -> StoreOutcome | None:
         row = Summary.objects.filter(pk=summary_pk).first()
         if row is None:
             return None
@@ -32,7 +32,7 @@ def regenerate_row(
             target.first_episode_id - 1,
             target.last_episode_id,
             calls._client(client),
-            _session_uuid(session_pk),
+            session_uuid,
             result,
             owner=owner,
             kind=UtilityCall.Kind.REGENERATE,

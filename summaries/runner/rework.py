@@ -7,15 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from summaries import leases
-from summaries.runner.calls import Client, _settle_calls
+from summaries.runner.calls import Client, _session_uuid, _settle_calls
 from summaries.runner.results import RunOutcome, RunResult, _LeaseLost
 from summaries.runner.session_run import _claim, run_session
 from summaries.services import StoreOutcome
 
 #: Computes and stores a rework: counts its calls on the result, appends the
 #: cost record of each to the list, settles them after its store, and returns
-#: the store's outcome (None when there was nothing to store).
-Rework = Callable[[RunResult, list[int | None]], StoreOutcome | None]
+#: the store's outcome (None when there was nothing to store). The third
+#: argument is the session's uuid, read once for the run's log records.
+Rework = Callable[[RunResult, list[int | None], str], StoreOutcome | None]
 
 
 def rework_then_run(
@@ -33,8 +34,9 @@ def rework_then_run(
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
     spent: list[int | None] = []
+    session_uuid = _session_uuid(session_pk)
     try:
-        stored = rework(result, spent)
+        stored = rework(result, spent, session_uuid)
         if stored is StoreOutcome.LOST_LEASE:
             result.outcome = RunOutcome.LOST
             return result
@@ -45,7 +47,9 @@ def rework_then_run(
     except BaseException as exc:
         leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise
-    follow = run_session(session_pk=session_pk, owner=owner, force=force, client=client, claimed=True)
+    follow = run_session(
+        session_pk=session_pk, owner=owner, force=force, client=client, claimed=True, session_uuid=session_uuid
+    )
     follow.calls += result.calls
     follow.stored[:0] = result.stored
     return follow

@@ -28,19 +28,27 @@ def _claim(session_pk: int, owner: str) -> bool:
 
 
 def run_session(
-    *, session_pk: int, owner: str, force: bool = False, client: Client | None = None, claimed: bool = False
+    *,
+    session_pk: int,
+    owner: str,
+    force: bool = False,
+    client: Client | None = None,
+    claimed: bool = False,
+    session_uuid: str | None = None,
 ) -> RunResult:
     """Bring a session's summaries up to date, if the gate fires (or ``force``).
 
     Lock contract: claims the session's lease (unless ``claimed``: the caller
     already holds it) and releases it before returning, except when an
     InferenceError escapes, in which case the state is ``failed`` and the
-    lease free. Call outside any transaction.
+    lease free. Call outside any transaction. ``session_uuid`` (for the log)
+    is read here unless the caller already has it.
     """
     if not claimed and not _claim(session_pk, owner):
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
-    session_uuid = _session_uuid(session_pk)
+    if session_uuid is None:
+        session_uuid = _session_uuid(session_pk)
     try:
         while True:
             gate = selectors.gate_for_run(session_pk)
