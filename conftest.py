@@ -1,12 +1,13 @@
 """Fixtures shared by the whole suite: three users (owner, another user,
-staff) and an API client for each, so isolation can be tested everywhere."""
+staff), an API client for each, so isolation can be tested everywhere, and a
+session of the owner's."""
 
 from __future__ import annotations
 
 import pytest
 from rest_framework.test import APIClient
 
-from tests.factories import UserFactory
+from tests.factories import ChatSessionFactory, UserFactory
 
 # fake_model / fake_model_process: the fake model server (tests/fake_model_server.py).
 pytest_plugins = ["tests.conftest_fake_model"]
@@ -25,6 +26,11 @@ def other_user(db):
 @pytest.fixture
 def staff_user(db):
     return UserFactory(username="staff", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def session(owner):
+    return ChatSessionFactory(owner=owner, title="Owned")
 
 
 def _client_for(user) -> APIClient:

@@ -40,11 +40,6 @@ def sent(monkeypatch) -> Sent:
     return calls
 
 
-@pytest.fixture
-def session(owner):
-    return ChatSessionFactory(owner=owner)
-
-
 def write(session, django_capture_on_commit_callbacks, *, response: str = LONG) -> Episode:
     """One episode write with its after-commit callbacks run, as in production."""
     with django_capture_on_commit_callbacks(execute=True):

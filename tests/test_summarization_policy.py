@@ -20,7 +20,7 @@ from summaries.prompts import FRESH_SUMMARY_PROMPT, UPDATE_SUMMARY_PROMPT, forma
 from summaries.runner import RunOutcome, RunResult, rebuild_chain, regenerate_row, run_session
 from summaries.selectors import summarization_status
 from summaries.services import StoreOutcome
-from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
+from tests.factories import EpisodeFactory, SummaryFactory
 from tests.fake_model_server import reply_text
 
 pytestmark = pytest.mark.django_db
@@ -80,11 +80,6 @@ def assert_tiles(session) -> list[Summary]:
         position += len(span)
     assert position == len(covered)
     return rows
-
-
-@pytest.fixture
-def session(owner):
-    return ChatSessionFactory(owner=owner)
 
 
 @pytest.fixture

@@ -22,11 +22,6 @@ OWNER = "task-1"
 
 
 @pytest.fixture
-def session(owner):
-    return ChatSessionFactory(owner=owner)
-
-
-@pytest.fixture
 def ollama(fake_model, settings):
     settings.INFERENCE_BACKEND = "ollama"
     settings.INFERENCE_SERVICE_URL = fake_model.url

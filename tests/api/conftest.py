@@ -1,15 +1,11 @@
-"""Fixtures for the API tests: a session owned by ``owner`` with a few episodes."""
+"""Fixtures for the API tests: a few episodes in ``owner``'s ``session`` (root
+conftest) and a session of another user's."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.factories import ChatSessionFactory, EpisodeFactory
-
-
-@pytest.fixture
-def session(owner):
-    return ChatSessionFactory(owner=owner, title="Owned")
 
 
 @pytest.fixture
