@@ -9,7 +9,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
 from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField, check_metadata
+from sessions_app.api.validators import LimitedTextField, MetadataField, check_metadata, is_storable_text
 from sessions_app.models import ChatSession, Episode
 
 
@@ -89,7 +89,7 @@ def plain_episode_input(data: Any) -> dict[str, Any] | None:
     limit = settings.EPISODE_MAX_CHARS
     if len(user_input) > limit or len(response) > limit:
         return None
-    if not (_storable(user_input) and _storable(response)):
+    if not (is_storable_text(user_input) and is_storable_text(response)):
         return None
     validated: dict[str, Any] = {"user_input": user_input, "response": response}
     if "metadata" in data:
@@ -102,19 +102,6 @@ def plain_episode_input(data: Any) -> dict[str, Any] | None:
             return None
         validated["metadata"] = metadata
     return validated
-
-
-def _storable(text: str) -> bool:
-    """No null character and no lone surrogate (which UTF-8 cannot encode)."""
-    if "\x00" in text:
-        return False
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 _CREATED_AT = serializers.DateTimeField(read_only=True)

@@ -18,14 +18,25 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
+def is_storable_text(text: str) -> bool:
+    """No null character and no lone surrogate (which UTF-8 cannot encode)."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_storable_text(value: str) -> str:
+    if is_storable_text(value):
+        return value
     if "\x00" in value:
         raise serializers.ValidationError("Null characters are not allowed.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).") from None
-    return value
+    raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).")
 
 
 def _walk_strings(value: Any) -> None:
