@@ -38,7 +38,8 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # Behind a TLS-terminating proxy that sets X-Forwarded-Proto, Django must
 # trust that header or every request looks like http and redirects forever.
 # Only enable it when the proxy strips the header from client requests.
-if env_bool("DJANGO_BEHIND_PROXY", False):
+_behind_proxy = env_bool("DJANGO_BEHIND_PROXY", False)
+if _behind_proxy:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     USE_X_FORWARDED_HOST = env_bool("DJANGO_USE_X_FORWARDED_HOST", False)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
@@ -180,7 +181,7 @@ REST_FRAMEWORK = {
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "sessions_app.api.negotiation.PlainAcceptNegotiation",
     # Throttles tell anonymous clients apart by address. X-Forwarded-For is
     # only believed from the proxies in front (a client could forge it).
-    "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if env_bool("DJANGO_BEHIND_PROXY", False) else 0, minimum=0),
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if _behind_proxy else 0, minimum=0),
     # The browsable API only while debugging: content negotiation and HTML
     # rendering cost every request something, and clients want JSON.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
