@@ -109,7 +109,9 @@ def session_rename(request: HttpRequest, session_uuid: uuid.UUID) -> HttpRespons
 @login_required
 @require_http_methods(["GET", "POST"])
 def session_delete(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
-    session = session_for_user(request.user, session_uuid, queryset=ChatSession.objects.with_stats())
+    # The stats are only shown on the confirmation page.
+    queryset = ChatSession.objects.with_stats() if request.method == "GET" else None
+    session = session_for_user(request.user, session_uuid, queryset=queryset)
     if request.method == "POST":
         title = str(session)
         services.session_delete(session=session)
