@@ -53,6 +53,17 @@ def _eager_safe(task: Task, call: Callable[[], runner.RunResult]) -> runner.RunR
         return None
 
 
+def _finish(
+    task: Task, result: runner.RunResult | None, *, countdown: int, max_retries: int, retry_busy: bool = True
+) -> str | None:
+    """The task's return value; when another run held the session (and
+    ``retry_busy``), try again after ``countdown`` seconds instead (not in
+    eager mode, where that would block the caller)."""
+    if retry_busy and result and result.outcome is runner.RunOutcome.BUSY and not task.request.is_eager:
+        raise task.retry(countdown=countdown, max_retries=max_retries)
+    return result.outcome.value if result else None
+
+
 @shared_task(bind=True, name="summaries.tasks.summarize_session", **_RETRYING)
 def summarize_session(self: Task, session_pk: int, force: bool = False) -> str | None:
     """Bring one session's summaries up to date; a no-op when another run holds it.
@@ -64,9 +75,7 @@ def summarize_session(self: Task, session_pk: int, force: bool = False) -> str |
     result = _eager_safe(
         self, lambda: runner.run_session(session_pk=session_pk, owner=_owner(self), force=force)
     )
-    if force and result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
-        raise self.retry(countdown=2, max_retries=150)
-    return result.outcome.value if result else None
+    return _finish(self, result, countdown=2, max_retries=150, retry_busy=force)
 
 
 @shared_task(bind=True, name="summaries.tasks.regenerate_summary", **_RETRYING)
@@ -75,9 +84,7 @@ def regenerate_summary(self: Task, summary_pk: int, actor_pk: int | None = None)
     result = _eager_safe(
         self, lambda: runner.regenerate_row(summary_pk=summary_pk, owner=_owner(self), actor_pk=actor_pk)
     )
-    if result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
-        raise self.retry(countdown=5, max_retries=60)
-    return result.outcome.value if result else None
+    return _finish(self, result, countdown=5, max_retries=60)
 
 
 @shared_task(bind=True, name="summaries.tasks.rebuild_session", **_RETRYING)
@@ -86,9 +93,7 @@ def rebuild_session(self: Task, session_pk: int, actor_pk: int | None = None) ->
     result = _eager_safe(
         self, lambda: runner.rebuild_chain(session_pk=session_pk, owner=_owner(self), actor_pk=actor_pk)
     )
-    if result and result.outcome is runner.RunOutcome.BUSY and not self.request.is_eager:
-        raise self.retry(countdown=5, max_retries=60)
-    return result.outcome.value if result else None
+    return _finish(self, result, countdown=5, max_retries=60)
 
 
 @shared_task(name="summaries.tasks.sweep_pending_summaries", acks_late=True)
