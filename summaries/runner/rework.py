@@ -48,7 +48,12 @@ def rework_then_run(
         leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise
     follow = run_session(
-        session_pk=session_pk, owner=owner, force=force, client=client, claimed=True, session_uuid=session_uuid
+        session_pk=session_pk,
+        owner=owner,
+        force=force,
+        client=client,
+        claimed=True,
+        session_uuid=session_uuid,
     )
     follow.calls += result.calls
     follow.stored[:0] = result.stored
