@@ -114,7 +114,7 @@ def _created_at(obj: dict) -> datetime | None:
 
 def parse_transcript(lines: Iterable[bytes]) -> ParsedTranscript:
     """Check every line; collect every problem with its line number (from 1)."""
-    max_chars = getattr(settings, "EPISODE_MAX_CHARS", 100_000)
+    max_chars = settings.EPISODE_MAX_CHARS
     result = ParsedTranscript()
     seen_content = False
     for number, raw in enumerate(lines, start=1):
@@ -183,7 +183,7 @@ def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | 
             {"user_input": e["user_input"], "response": e["response"], "metadata": e["metadata"]}
             for e in transcript.episodes
         ]
-        created = episodes_bulk_create(session=session, items=items) if items else []
+        created = episodes_bulk_create(session=session, items=items)
         dated = []
         for episode, source in zip(created, transcript.episodes, strict=True):
             if source["created_at"] is not None:

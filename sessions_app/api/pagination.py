@@ -41,7 +41,7 @@ class IdCursorPagination(_SettingsPageSize, CursorPagination):
 
 
 class EpisodeCursorPagination(IdCursorPagination):
-    ordering = "pk"
+    pass
 
 
 class SummaryCursorPagination(IdCursorPagination):
