@@ -112,11 +112,10 @@
   }
 
   async function errorMessage(response) {
-    if (response.status === 401 || response.status === 403) {
-      var detail = await readDetail(response);
-      return detail || "You are signed out. Sign in again to continue.";
-    }
-    return (await readDetail(response)) || "The server answered " + response.status + ".";
+    var detail = await readDetail(response);
+    if (detail) return detail;
+    if (response.status === 401 || response.status === 403) return "You are signed out. Sign in again to continue.";
+    return "The server answered " + response.status + ".";
   }
 
   /* The message of an error answer: JSON ({"detail": ...} or field errors)
@@ -254,8 +253,7 @@
       }
       if (ep.id !== undefined) this.reply.appendChild(episodeMeta(ep));
     }
-    var follow = nearBottom();
-    if (follow) scrollToBottom();
+    if (nearBottom()) scrollToBottom();
   };
 
   Turn.prototype.fail = function (message) {
@@ -419,8 +417,7 @@
       if (typeof session.episode_count === "number") el.statEpisodes.textContent = session.episode_count;
       if (typeof session.total_tokens === "number") el.statTokens.textContent = session.total_tokens;
     } catch (err) {
-      if (err.status === 404) sessionGone();
-      if (err.status === 401 || err.status === 403) signedOut();
+      blockOnAccessError(err.status);
     }
   }
 
@@ -806,16 +803,22 @@
       await getJson(urls.session);
       return false;
     } catch (err) {
-      if (err.status === 404) {
-        sessionGone();
-        return true;
-      }
-      if (err.status === 401 || err.status === 403) {
-        signedOut();
-        return true;
-      }
-      return false;
+      return blockOnAccessError(err.status);
     }
+  }
+
+  /* For an error of the session itself: switches the page to "gone" (404)
+     or "signed out" (401/403); returns whether it did. */
+  function blockOnAccessError(status) {
+    if (status === 404) {
+      sessionGone();
+      return true;
+    }
+    if (status === 401 || status === 403) {
+      signedOut();
+      return true;
+    }
+    return false;
   }
 
   function isAccessError(status) {
