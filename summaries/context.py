@@ -236,7 +236,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     prompt = render(kept)
     token_count = count_tokens(prompt)
     if budget is not None and token_count > budget:
-        kept, prompt, token_count = _fit(candidates, budget, render)
+        kept, prompt, token_count = _fit(candidates, budget, render, full_count=token_count)
 
     kept_summary_ids = [pk for kind, pk, _ in kept if kind == "summary" and pk is not None]
     kept_set = set(kept_summary_ids)
@@ -265,6 +265,8 @@ def _fit(
     candidates: list[tuple[str, int | None, str]],
     budget: int,
     render: Callable[[Sequence[tuple[str, int | None, str]]], str],
+    *,
+    full_count: int,
 ) -> tuple[list[tuple[str, int | None, str]], str, int]:
     """Leave out candidates from the oldest end until the prompt fits ``budget``.
 
@@ -272,9 +274,10 @@ def _fit(
     it out saves, so the prompt is tokenized only a few times whatever the
     chain's length; the exact count of the rendered prompt decides, since
     tokens at the joins can differ by one or two from the estimate.
+    ``full_count`` is the token count of the prompt with every candidate.
     """
     separator_tokens = count_tokens(SECTION_SEPARATOR)
-    estimate = count_tokens(render(candidates))
+    estimate = full_count
     drop = 0
     while estimate > budget and drop < len(candidates):
         estimate -= count_tokens(candidates[drop][2]) + separator_tokens
