@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from django.db import models
-from django.db.models import Count, Func, Max, OuterRef, Subquery, Sum, Value
+from django.db.models import Count, Func, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 if TYPE_CHECKING:
@@ -16,6 +16,14 @@ class SessionStats(TypedDict):
     episode_count: int
     total_tokens: int
     last_episode_id: int | None
+
+
+def _last_episode_id() -> Subquery:
+    """The outer session's newest episode id: one backward probe of the
+    ``(session, id)`` index instead of an aggregate over its episodes."""
+    from sessions_app.models import Episode
+
+    return Subquery(Episode.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1])
 
 
 class ChatSessionQuerySet(models.QuerySet):
@@ -36,7 +44,7 @@ class ChatSessionQuerySet(models.QuerySet):
             total_tokens=Coalesce(
                 Subquery(per_session.annotate(t=Sum("token_count")).values("t")), Value(0)
             ),
-            last_episode_id=Subquery(per_session.annotate(m=Max("pk")).values("m")),
+            last_episode_id=_last_episode_id(),
         )
 
     def visible_to(self, user: AbstractBaseUser) -> ChatSessionQuerySet:
@@ -50,11 +58,7 @@ class ChatSessionQuerySet(models.QuerySet):
     def with_last_episode_id(self) -> ChatSessionQuerySet:
         """Annotate ``last_id``: the session's newest episode id, one backward
         probe of the ``(session, id)`` index (None for an empty session)."""
-        from sessions_app.models import Episode
-
-        return self.annotate(
-            last_id=Subquery(Episode.objects.filter(session=OuterRef("pk")).order_by("-pk").values("pk")[:1])
-        )
+        return self.annotate(last_id=_last_episode_id())
 
     def stats_for(self, session_pk: int) -> SessionStats:
         """Stats of one session in one query whose cost does not grow with
