@@ -57,7 +57,7 @@ def main() -> None:
 
     stored = ChatSession.objects.with_stats().get(pk=session.pk)
     print(f"batch {args.batch}, concurrency {args.concurrency}, {result.seconds:.1f} s, errors {result.errors}")
-    print(f"requests: {result.requests} ({result.rate:.2f}/s, {1000 / result.rate * args.concurrency:.0f} ms each)")
+    print(f"requests: {result.requests} ({result.rate:.2f}/s, median {result.median_ms:.0f} ms each)")
     print(f"bulk writes: {result.requests * args.batch / result.seconds:8.0f} episodes/s  (goal >= 2000)")
     print(f"session holds {stored.episode_count} episodes; counters {stored.cached_episode_count}")
 

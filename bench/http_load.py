@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -113,10 +114,15 @@ class LoadResult:
     requests: int
     seconds: float
     errors: int
+    latencies_ms: list[float]  # of each answered request
 
     @property
     def rate(self) -> float:
         return self.requests / self.seconds
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.latencies_ms)
 
 
 def run_load(
@@ -132,6 +138,7 @@ def run_load(
     """POST ``body`` to ``path`` from ``concurrency`` keep-alive connections for ``seconds``."""
     done = [0] * concurrency
     errors = [0] * concurrency
+    latencies: list[list[float]] = [[] for _ in range(concurrency)]
     stop = threading.Event()
     all_headers = {"Content-Type": "application/json", **headers}
 
@@ -139,9 +146,11 @@ def run_load(
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         while not stop.is_set():
             try:
+                sent = time.perf_counter()
                 conn.request("POST", path, body=body, headers=all_headers)
                 response = conn.getresponse()
                 payload = response.read()
+                took = (time.perf_counter() - sent) * 1000
             except (OSError, http.client.HTTPException):
                 errors[slot] += 1
                 conn.close()
@@ -149,6 +158,7 @@ def run_load(
                 continue
             if response.status == expect:
                 done[slot] += 1
+                latencies[slot].append(took)
             else:
                 errors[slot] += 1
                 if errors[slot] == 1:
@@ -164,7 +174,12 @@ def run_load(
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - start
-    return LoadResult(requests=sum(done), seconds=elapsed, errors=sum(errors))
+    return LoadResult(
+        requests=sum(done),
+        seconds=elapsed,
+        errors=sum(errors),
+        latencies_ms=[ms for slot in latencies for ms in slot],
+    )
 
 
 def post_json(port: int, path: str, payload: object, headers: dict[str, str]) -> tuple[int, object]:
