@@ -56,8 +56,12 @@ def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapped
 
 
+TITLE_MAX_CHARS = ChatSession._meta.get_field("title").max_length
+TITLE_TOO_LONG = f"A title can be at most {TITLE_MAX_CHARS} characters long."
+
+
 class SessionTitleForm(forms.Form):
-    title = forms.CharField(max_length=200, required=False, strip=True)
+    title = forms.CharField(max_length=TITLE_MAX_CHARS, required=False, strip=True)
 
 
 @with_csp
@@ -69,7 +73,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             session = services.session_create(owner=request.user, title=form.cleaned_data["title"])
             return redirect("session-chat", session_uuid=session.uuid)
-        messages.error(request, "A title can be at most 200 characters long.")
+        messages.error(request, TITLE_TOO_LONG)
         return redirect("session-list")
 
     # One query: the rows, their owners and their stats together.
@@ -98,7 +102,7 @@ def session_rename(request: HttpRequest, session_uuid: uuid.UUID) -> HttpRespons
     session = session_for_user(request.user, session_uuid)
     form = SessionTitleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A title can be at most 200 characters long.")
+        messages.error(request, TITLE_TOO_LONG)
     else:
         services.session_update(session=session, title=form.cleaned_data["title"])
         messages.success(request, "Session renamed.")
