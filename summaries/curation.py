@@ -15,6 +15,11 @@ from summaries.models import Summary, SummaryRevision
 Source = SummaryRevision.Source
 
 
+def _person(actor):
+    """The user to record as having made a change; None for nobody or an anonymous user."""
+    return actor if actor is not None and actor.is_authenticated else None
+
+
 def record_revision(*, summary: Summary, source: str, actor=None) -> SummaryRevision:
     """Keep ``summary``'s current state before it changes.
 
@@ -23,7 +28,7 @@ def record_revision(*, summary: Summary, source: str, actor=None) -> SummaryRevi
     return SummaryRevision.objects.create(
         summary=summary,
         source=source,
-        actor=actor if actor is not None and actor.is_authenticated else None,
+        actor=_person(actor),
         content=summary.content,
         token_count=summary.token_count,
         first_episode_id=summary.first_episode_id,
@@ -41,7 +46,7 @@ def summary_curate(*, summary: Summary, content: str, actor=None, source: str = 
         locked.content = content
         locked.token_count = count_tokens(content)
         locked.curated = True
-        locked.curated_by = actor if actor is not None and actor.is_authenticated else None
+        locked.curated_by = _person(actor)
         locked.save(update_fields=["content", "token_count", "curated", "curated_by", "updated_at"])
     return locked
 
@@ -57,7 +62,7 @@ def summary_create_manual(
         first_episode_id=first_episode_id,
         last_episode_id=last_episode_id,
         curated=True,
-        curated_by=actor if actor is not None and actor.is_authenticated else None,
+        curated_by=_person(actor),
         model="",
     )
 
