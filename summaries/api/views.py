@@ -94,7 +94,6 @@ class SummaryCreateView(APIView):
             last_episode_id=data["last_episode_id"],
             actor=request.user,
         )
-        summary.session = session
         return Response(SummarySerializer(summary).data, status=status.HTTP_201_CREATED)
 
 
