@@ -276,7 +276,7 @@ class SummaryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Regenerate selected rows", permissions=["change"])
     def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        rows = list(queryset.select_related("session").order_by("pk"))
+        rows = list(queryset.order_by("pk"))
         # The service enqueues on commit: every row goes out, or none does.
         with transaction.atomic():
             for summary in rows:
