@@ -10,7 +10,7 @@ from django.conf import settings
 
 from summaries import leases, selectors
 from summaries.models import UtilityCall
-from summaries.policy import Action, Chunk, build_chunk, build_prompt
+from summaries.policy import Action, build_chunk, build_prompt
 from summaries.runner.calls import CallSpan, Client, _call, _log
 from summaries.runner.results import RunResult, _LeaseLost
 from summaries.services import ModelResult, RebuiltRow
@@ -82,7 +82,7 @@ def _fold_range(
         current_calls.append(call_pk)
         _log(
             session_uuid,
-            _range(chunk),
+            span.episode_range,
             kind=span.log_kind,
             outcome="computed",
             prompt_tokens=answer.prompt_tokens,
@@ -121,7 +121,3 @@ def _merge_cost(previous: ModelResult, latest: ModelResult) -> ModelResult:
         completion_tokens=previous.completion_tokens + latest.completion_tokens,
         duration_ms=previous.duration_ms + latest.duration_ms,
     )
-
-
-def _range(chunk: Chunk) -> str:
-    return f"{chunk.first_episode_id}-{chunk.last_episode_id}"
