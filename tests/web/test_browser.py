@@ -68,6 +68,14 @@ def slow_offline(monkeypatch) -> Iterator:
     yield apply
 
 
+def open_chat(open_page, live_server, session: ChatSession, **page_options):
+    """A page signed in as ``session``'s owner, on that session's chat window: (page, recorder)."""
+    page, recorder = open_page(**page_options)
+    sign_in(page, live_server, session.owner.username)
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    return page, recorder
+
+
 def send(page, text: str) -> None:
     box = page.get_by_label("Message", exact=True)
     box.fill(text)
@@ -188,9 +196,7 @@ def test_chat_with_a_model_server(open_page, live_server, settings, fake_model):
     fake_model.set_mode("ok", latency=1.0)
     owner = UserFactory(username="ivan")
     session = ChatSessionFactory(owner=owner, title="With a model")
-    page, recorder = open_page()
-    sign_in(page, live_server, "ivan")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, recorder = open_chat(open_page, live_server, session)
 
     send(page, MESSAGES[0])
     # While the model has not answered yet, the reply shows a typing mark.
@@ -231,9 +237,7 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     session = ChatSessionFactory(owner=owner, title="Summarized from the API")
     for text in MESSAGES[:3]:
         EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
-    page, recorder = open_page()
-    sign_in(page, live_server, "jules")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, recorder = open_chat(open_page, live_server, session)
     expect(page.locator("#summary-status-line")).to_have_text("3 episodes not summarised yet.")
     expect(page.locator("#summaries-empty")).to_be_visible()
 
@@ -268,9 +272,7 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, m
         )
 
     monkeypatch.setattr(OfflineClient, "_complete", broken)
-    page, recorder = open_page(viewport=PHONE)
-    sign_in(page, live_server, "hana")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, recorder = open_chat(open_page, live_server, session, viewport=PHONE)
     expect(page.locator("#summary-status-line")).to_have_text("4 episodes not summarised yet.")
 
     send(page, MESSAGES[4])
@@ -303,9 +305,7 @@ def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
         # Each write commits and may fold older episodes into a summary.
         EpisodeFactory(session=session, user_input=f"Question {n}: what else matters here?", response=detail)
     assert Summary.objects.filter(session=session).exists()
-    page, recorder = open_page()
-    sign_in(page, live_server, "bea")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, recorder = open_chat(open_page, live_server, session)
     page.get_by_role("button", name="Context").click()
     expect(page.locator("#context-result")).to_be_visible()
     tokens = int(page.locator("#context-tokens").inner_text())
@@ -327,9 +327,7 @@ def test_model_down_shows_the_error_in_the_conversation(open_page, live_server, 
     session = ChatSessionFactory(owner=owner, title="No model")
     settings.INFERENCE_BACKEND = "ollama"
     settings.INFERENCE_SERVICE_URL = closed_port_url()
-    page, _ = open_page()
-    sign_in(page, live_server, "carl")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, _ = open_chat(open_page, live_server, session)
 
     send(page, "Is anybody there?")
     error = page.locator("#messages .episode.is-failed .msg-error-text")
@@ -343,9 +341,7 @@ def test_model_down_shows_the_error_in_the_conversation(open_page, live_server, 
 def test_session_gone(open_page, live_server):
     owner = UserFactory(username="dora")
     session = ChatSessionFactory(owner=owner, title="Short-lived")
-    page, _ = open_page()
-    sign_in(page, live_server, "dora")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, _ = open_chat(open_page, live_server, session)
     expect(page.locator("#empty-chat")).to_be_visible()
 
     ChatSession.objects.filter(pk=session.pk).delete()
@@ -359,9 +355,7 @@ def test_session_gone(open_page, live_server):
 def test_signed_out_while_chatting(open_page, live_server):
     owner = UserFactory(username="kim")
     session = ChatSessionFactory(owner=owner, title="Long lunch")
-    page, _ = open_page()
-    sign_in(page, live_server, "kim")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, _ = open_chat(open_page, live_server, session)
     expect(page.locator("#empty-chat")).to_be_visible()
 
     page.context.clear_cookies()  # as if the sign-in expired
@@ -428,9 +422,7 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
         first_episode_id=episodes[0].pk,
         last_episode_id=episodes[4].pk,
     )
-    page, recorder = open_page(bypass_csp=True)
-    sign_in(page, live_server, "frank")
-    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    page, recorder = open_chat(open_page, live_server, session, bypass_csp=True)
 
     # Server-rendered history and cards.
     expect(page.locator("#messages .episode")).to_have_count(HISTORY_PAGE_SIZE)
