@@ -95,9 +95,15 @@ def trigger_now(*, session_pk: int, force: bool = False) -> bool:
     if gate is None or not (force or gate.fires):
         return False
     if force:
-        leases.mark_queued(session_pk)
-    elif not leases.request_run(session_pk=session_pk, state=gate.state):
+        return queue_run(session_pk=session_pk, force=True)
+    if not leases.request_run(session_pk=session_pk, state=gate.state):
         return False
+    return enqueue_run(session_pk=session_pk)
+
+
+def queue_run(*, session_pk: int, force: bool = False) -> bool:
+    """Mark the session queued (whatever the gate says) and enqueue a run; as ``enqueue_run``."""
+    leases.mark_queued(session_pk)
     return enqueue_run(session_pk=session_pk, force=force)
 
 
@@ -377,8 +383,6 @@ def sweep_pending(*, synchronous: bool = False, limit: int = 500) -> list[int]:
 
             run_session(session_pk=session_pk, owner=f"sweep-{uuid.uuid4()}")
             done.append(session_pk)
-        else:
-            leases.mark_queued(session_pk)
-            if enqueue_run(session_pk=session_pk):
-                done.append(session_pk)
+        elif queue_run(session_pk=session_pk):
+            done.append(session_pk)
     return done

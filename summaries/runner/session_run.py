@@ -91,12 +91,11 @@ def run_session(
 def _hand_over(session_pk: int, owner: str, result: RunResult) -> RunResult:
     """A run that made MAX_PASSES_PER_RUN calls frees the session and queues a
     fresh task for the rest, so no single task holds a session for hours."""
-    from summaries.services import enqueue_run
+    from summaries.services import queue_run
 
     while leases.release(session_pk, owner) is leases.Release.RERUN:
         pass
-    leases.mark_queued(session_pk)
-    enqueue_run(session_pk=session_pk)
+    queue_run(session_pk=session_pk)
     return result
 
 
