@@ -183,6 +183,7 @@ def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
     expect(dialog).to_be_hidden()
 
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
     assert recorder.dialogs == []
 
 
@@ -228,6 +229,7 @@ def test_chat_with_a_model_server(open_page, live_server, settings, fake_model):
     paths = [r["path"] for r in fake_model.requests]
     assert paths.count("/api/chat") == 6  # five replies and one summary
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
 
 
 def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
@@ -257,6 +259,7 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     expect(page.locator("#summary-status-line")).to_have_text("Up to date.")
     expect(page.locator("#summaries-empty")).to_be_hidden()
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
 
 
 def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, monkeypatch, artifacts_dir):
@@ -293,6 +296,7 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, m
     assert status["state"] == "failed"
     assert "context length exceeded" in status["last_error"]
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
 
 
 def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
@@ -320,6 +324,7 @@ def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
     page.get_by_role("button", name="Close", exact=True).click()
     expect(page.locator("#context-dialog")).to_be_hidden()
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
 
 
 def test_model_down_shows_the_error_in_the_conversation(open_page, live_server, settings):
@@ -461,6 +466,7 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
     assert page.locator("main img, main script").count() == 0
     assert recorder.dialogs == []
     assert recorder.page_errors == []
+    assert recorder.console_errors == []
 
 
 def test_screenshots(open_page, live_server, artifacts_dir, settings):
@@ -563,3 +569,4 @@ def test_screenshots(open_page, live_server, artifacts_dir, settings):
             expect(page.locator("#context-result")).to_be_visible()
             page.screenshot(path=str(artifacts_dir / "context-inspector-phone.png"))
         assert recorder.page_errors == []
+        assert recorder.console_errors == []
