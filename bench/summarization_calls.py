@@ -49,6 +49,7 @@ from sessions_app.services import episode_create  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
 from summaries.inference import Completion, get_client  # noqa: E402
 from summaries.models import Summary  # noqa: E402
+from summaries.selectors import pending_episode_count  # noqa: E402
 from tests.fake_model_server import FakeModelServer  # noqa: E402
 
 WORDS = (
@@ -115,7 +116,6 @@ def run(label: str, n: int, server: FakeModelServer, wrap_words: int | None, siz
     user, _ = get_user_model().objects.get_or_create(username="bench-summaries")
     session = ChatSession.objects.create(owner=user, title=f"bench {label}")
     server.reset()
-    prompts: list[str] = []
     original = runner_calls._client
     if wrap_words:
         client = LongAnswers(wrap_words)
@@ -131,9 +131,7 @@ def run(label: str, n: int, server: FakeModelServer, wrap_words: int | None, siz
     episode_tokens = session.cached_total_tokens
     input_tokens = sum(count_tokens(p) for p in prompts)
     rows = Summary.objects.filter(session=session).count()
-    pending = ChatSession.objects.stats_for(session.pk)["last_episode_id"] - max(
-        Summary.objects.filter(session=session).values_list("last_episode_id", flat=True), default=0
-    )
+    pending = pending_episode_count(session.pk)
     print(
         f"{label:<24} calls={len(prompts):>3}  input_tokens={input_tokens:>6}  episode_tokens={episode_tokens:>6}  "
         f"input/episode={input_tokens / episode_tokens:.2f}  rows={rows}  "
