@@ -16,7 +16,8 @@ policy -> HTTP to a fake model. Two runs:
 Input tokens are the cl100k tokens of every prompt sent; "episode tokens"
 the tokens of the 100 exchanges. Goals: at most 45 calls, at most 1.5 input
 tokens per episode token. ``fewest_possible_calls`` is the floor the
-3000-character cap sets for that text (whole episodes, oldest first): with
+3000-character cap sets for the episodes that were summarized (whole
+episodes, oldest first; the tail the gate leaves for later is not counted): with
 long replies the cap, not the policy, decides the count.
 
     .venv/bin/python bench/summarization_calls.py [--exchanges 100] [--summary-words 90]
@@ -136,7 +137,7 @@ def run(label: str, n: int, server: FakeModelServer, wrap_words: int | None, siz
         f"{label:<24} calls={len(prompts):>3}  input_tokens={input_tokens:>6}  episode_tokens={episode_tokens:>6}  "
         f"input/episode={input_tokens / episode_tokens:.2f}  rows={rows}  "
         f"calls_per_100={len(prompts) * 100 / n:.1f}  unsummarized_tail={pending}  "
-        f"fewest_possible_calls={fewest_calls(exchanges(n, size), settings.SUMMARY_MAX_CHARS)}"
+        f"fewest_possible_calls={fewest_calls(list(exchanges(n, size))[: n - pending], settings.SUMMARY_MAX_CHARS)}"
     )
 
 
