@@ -1,0 +1,197 @@
+"""Does a read cost the same whatever the session's length and its neighbours?
+
+The table is laid out the awkward way production grows (300,000+ episodes,
+built through the bulk API under gunicorn with a broker set and no worker,
+so nothing summarizes meanwhile), in this order:
+
+1. user A's first 100,000-episode session (the *large* session),
+2. user B's 10-episode session (the *small* session: old, under a large new one),
+3. user D's ten 10-episode sessions,
+4. user C's 100 sessions of 1,000 episodes,
+5. eight 10-episode sessions of A,
+6. A's second 100,000-episode session (large and new: its rows sit above
+   every other session's in id order).
+
+Then every read endpoint is timed over HTTP (keep-alive, token auth)
+for the small and the large session, alternating request by request so the
+machine's noise hits both alike: detail, episode-stats, the first episodes
+page, since/{id} near the end, summaries, summary-status, context and
+search (when the search endpoint exists). The context question and the
+search words occur in every episode of both sessions, the worst case. The
+session list is timed for A (ten sessions, two of them long) against D (ten
+short ones). Prints both medians and the ratio for each read; the last line
+is the worst ratio (goal: at most 1.3).
+
+    .venv/bin/python bench/read_scaling.py [--runs 150]
+
+``BENCH_DATABASE_URL`` (default ``nexus_read_bench``; the layout is built once
+and reused), ``BENCH_BROKER_URL`` (default Redis db 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+os.environ.setdefault("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/nexus_read_bench")
+
+from bench.http_load import BENCH_BROKER_URL, gunicorn, post_json, setup_write_bench  # noqa: E402
+
+setup_write_bench()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
+
+from sessions_app.models import ChatSession  # noqa: E402
+
+BATCH = 500
+LARGE = 100_000
+QUESTION = "How should the worker queue keep the memory of the session small?"
+SEARCH = "worker queue memory"
+TOPICS = ("deploys", "billing", "travel plans", "the garden", "a job offer", "the book club", "tax forms")
+
+
+def episode(n: int) -> dict[str, str]:
+    """One exchange; every one holds the words of QUESTION and SEARCH."""
+    topic = TOPICS[n % len(TOPICS)]
+    return {
+        "user_input": f"Exchange {n} about {topic}: how big should the worker queue be to keep memory low?",
+        "response": (
+            f"For {topic}, keep the worker queue short and the session memory small: summarize older "
+            f"exchanges, keep the recent ones in full. Note {n * 7919 % 100003} for later."
+        ),
+    }
+
+
+def user_headers(username: str) -> dict[str, str]:
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    token, _ = Token.objects.get_or_create(user=user)
+    return {"Authorization": f"Token {token.key}"}
+
+
+def layout() -> list[tuple[str, str, int]]:
+    """(username, title, episodes) in creation order."""
+    plan = [("bench-a", "A large old", LARGE), ("bench-b", "B small", 10)]
+    plan += [("bench-d", f"D short {i}", 10) for i in range(10)]
+    plan += [("bench-c", f"C medium {i}", 1_000) for i in range(100)]
+    plan += [("bench-a", f"A short {i}", 10) for i in range(8)]
+    plan += [("bench-a", "A large new", LARGE)]
+    return plan
+
+
+def build(port: int) -> None:
+    """Create the layout through the API, skipping sessions already complete."""
+    for username, title, size in layout():
+        headers = user_headers(username)
+        connection.close()
+        session = ChatSession.objects.filter(owner__username=username, title=title).first()
+        if session is not None and session.cached_episode_count == size:
+            continue
+        if session is not None:
+            raise SystemExit(f"{title!r} is incomplete; drop the bench database and run again")
+        status, payload = post_json(port, "/api/sessions/", {"title": title}, headers)
+        assert status == 201, (status, payload)
+        path = f"/api/sessions/{payload['id']}/episodes/"
+        started = time.perf_counter()
+        for first in range(0, size, BATCH):
+            items = [episode(n) for n in range(first, min(size, first + BATCH))]
+            status, answer = post_json(port, path, items, headers)
+            assert status == 201, (status, str(answer)[:300])
+        if size >= LARGE:
+            print(f"built {title!r}: {size:,} episodes in {time.perf_counter() - started:.0f} s", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    _drop_queued_tasks()
+
+
+def _drop_queued_tasks() -> None:
+    """No worker runs here: the runs the writes enqueued would only pile up."""
+    import redis
+
+    redis.Redis.from_url(BENCH_BROKER_URL).flushdb()
+
+
+def get(conn: http.client.HTTPConnection, path: str, headers: dict[str, str]) -> tuple[float, int, bytes]:
+    start = time.perf_counter()
+    conn.request("GET", path, headers=headers)
+    response = conn.getresponse()
+    body = response.read()
+    return (time.perf_counter() - start) * 1000, response.status, body
+
+
+def reads_for(conn: http.client.HTTPConnection, uuid: str, headers: dict[str, str]) -> dict[str, str]:
+    """The read paths of one session; since/{id} starts 20 episodes before its end."""
+    base = f"/api/sessions/{uuid}/"
+    _, _, body = get(conn, f"{base}episode-stats/", headers)
+    last_id = json.loads(body)["last_episode_id"]
+    paths = {
+        "detail": base,
+        "episode-stats": f"{base}episode-stats/",
+        "episodes (first page)": f"{base}episodes/",
+        "since/{id} near the end": f"{base}episodes/since/{last_id - 20}/",
+        "summaries": f"{base}summaries/",
+        "summary-status": f"{base}summary-status/",
+        "context": f"{base}context/?" + urlencode({"question": QUESTION}),
+        "search": f"{base}search/?" + urlencode({"q": SEARCH}),
+    }
+    _, status, _ = get(conn, paths["search"], headers)
+    if status == 404:
+        del paths["search"]  # no search endpoint yet
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=150)
+    parser.add_argument("--warmup", type=int, default=10)
+    args = parser.parse_args()
+
+    a, b, d = user_headers("bench-a"), user_headers("bench-b"), user_headers("bench-d")
+    with gunicorn() as port:
+        build(port)
+        large = ChatSession.objects.get(owner__username="bench-a", title="A large old")
+        small = ChatSession.objects.get(owner__username="bench-b", title="B small")
+        connection.close()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        cases: dict[str, tuple[tuple[str, dict], tuple[str, dict]]] = {}
+        small_paths = reads_for(conn, str(small.uuid), b)
+        large_paths = reads_for(conn, str(large.uuid), a)
+        for name in small_paths:
+            cases[name] = ((small_paths[name], b), (large_paths[name], a))
+        cases["session list (10 sessions)"] = (("/api/sessions/", d), ("/api/sessions/", a))
+
+        print(f"{'read':<28} {'small ms':>9} {'large ms':>9} {'ratio':>6}")
+        worst = ("", 0.0)
+        for name, ((small_path, small_auth), (large_path, large_auth)) in cases.items():
+            times: tuple[list[float], list[float]] = ([], [])
+            for run in range(args.warmup + args.runs):
+                pair = [(0, small_path, small_auth), (1, large_path, large_auth)]
+                if run % 2:
+                    pair.reverse()
+                for slot, path, auth in pair:
+                    took, status, body = get(conn, path, auth)
+                    if status != 200:
+                        raise SystemExit(f"{path} answered {status}: {body[:300]!r}")
+                    if run >= args.warmup:
+                        times[slot].append(took)
+            small_ms, large_ms = statistics.median(times[0]), statistics.median(times[1])
+            ratio = large_ms / small_ms
+            if ratio > worst[1]:
+                worst = (name, ratio)
+            print(f"{name:<28} {small_ms:>9.2f} {large_ms:>9.2f} {ratio:>6.2f}", flush=True)
+        conn.close()
+    print(f"worst ratio: {worst[1]:.2f} ({worst[0]}; goal <= 1.3)")
+
+
+if __name__ == "__main__":
+    main()
