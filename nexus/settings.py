@@ -227,6 +227,18 @@ SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
 CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
 # Summary rows read into one context at most (newest first); older ones are reported as left out.
 CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
+# Full-text search of episodes (sessions_app.search). SEARCH_CONFIG is the
+# PostgreSQL text search configuration the index is built with (the
+# migration that creates the index reads it). CONTEXT_RETRIEVE_CANDIDATES
+# bounds the episodes ranked for one question, so a question costs the same
+# in a session of any length.
+SEARCH_CONFIG = env_str("SEARCH_CONFIG", "english")
+if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", SEARCH_CONFIG):
+    raise ImproperlyConfigured(
+        f"Environment variable SEARCH_CONFIG={SEARCH_CONFIG!r} must name a text search configuration, "
+        "e.g. english or simple."
+    )
+CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
 # How the background runs behave (not seed settings). A run holds a per-session
 # lease; it must outlive one model call, or another worker could take over
 # while the first is still waiting on the model.

@@ -1,0 +1,160 @@
+"""Full-text search of a session's episodes, ranked the way BM25 ranks.
+
+A question matches on any of its terms, and rare terms outweigh common ones:
+a speaker's name in every exchange must not drown the one word that
+matters. PostgreSQL's ``ts_rank`` knows nothing of how common a term is, so
+the ranking is done here, with BM25's weights, from statistics whose cost
+is bounded whatever the session's length:
+
+1. The newest ``WINDOW`` episodes are read once, with which of the
+   question's terms each holds. When the window is the whole session (most
+   sessions) that is exact and nothing else is read.
+2. A term held by at least ``COMMON_SHARE`` of the window is *common*: its
+   document frequency is estimated from the window, and its candidates are
+   the window's. Looking it up in the index would touch every episode that
+   holds it, which in a long session is most of them.
+3. Every other term is looked up in the index (the GIN index narrows by
+   session and term together), at most ``CONTEXT_RETRIEVE_CANDIDATES``
+   matches each: what a rare term finds is exact, and that is where old
+   facts are found.
+
+The candidates, rarest terms' first and at most
+``CONTEXT_RETRIEVE_CANDIDATES`` of them, are scored by BM25 with the
+episode's token count as its length. Term frequency within an episode is
+taken as one: exchanges are short, and a term repeated in one is rarely a
+better answer than the same term in another.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connections, router
+
+from sessions_app.models import Episode
+from sessions_app.search.base import Backend, Match
+from sessions_app.search.postgres import PostgresSearch
+from sessions_app.search.sqlite import SqliteSearch
+
+__all__ = ["EmptyQuery", "Hit", "rank_session", "search_terms"]
+
+#: The newest episodes read with every search (the whole of most sessions).
+WINDOW = 200
+#: A term held by this share of the window is common (see the module docstring).
+COMMON_SHARE = 0.1
+#: BM25's parameters, at their usual values.
+K1 = 1.2
+B = 0.75
+
+
+class EmptyQuery(ValueError):
+    """The query holds nothing to search for: empty, or only stop words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    episode_id: int
+    score: float
+    #: The query's terms the episode holds (normalized as the index holds them).
+    terms: frozenset[str]
+
+
+BACKENDS: dict[str, type[Backend]] = {"postgresql": PostgresSearch, "sqlite": SqliteSearch}
+
+
+def _backend() -> Backend:
+    connection = connections[router.db_for_read(Episode)]
+    try:
+        return BACKENDS[connection.vendor](connection)
+    except KeyError:
+        raise NotImplementedError(f"No episode search for the {connection.vendor} database.") from None
+
+
+def search_terms(text: str) -> list[str]:
+    """The query's terms as the index holds them (stemmed, stop words dropped); ``EmptyQuery`` if none."""
+    terms = _backend().terms(text)
+    if not terms:
+        raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
+    return terms
+
+
+def rank_session(
+    *,
+    session_pk: int,
+    episode_count: int,
+    total_tokens: int,
+    text: str,
+    limit: int,
+    exclude_ids: Iterable[int] = (),
+) -> list[Hit]:
+    """The episodes of a session that best match ``text``, best first, at most ``limit``.
+
+    ``episode_count`` and ``total_tokens`` are the session's counters (the
+    BM25 collection size and average length). Episodes in ``exclude_ids``
+    (e.g. the recent ones a context shows anyway) are left out.
+    ``EmptyQuery`` when the text holds no searchable term.
+    """
+    backend = _backend()
+    terms = backend.terms(text)
+    if not terms:
+        raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
+    cap = settings.CONTEXT_RETRIEVE_CANDIDATES
+    window = backend.window(session_pk, terms, size=WINDOW)
+    size = len(window)
+    in_window = Counter(term for match in window for term in match.terms)
+    whole_session = size >= episode_count
+
+    common = {term for term in terms if whole_session or in_window[term] >= max(1.0, COMMON_SHARE * size)}
+    rare = [term for term in terms if term not in common]
+    probed = backend.probe(session_pk, rare, limit=cap) if rare else {}
+
+    total = max(episode_count, size, 1)
+
+    def frequency(term: str) -> float:
+        if whole_session:
+            return in_window[term]
+        estimate = in_window[term] / size * total if size else 0.0
+        if term in common:
+            return estimate
+        found = len(probed.get(term, ()))
+        return found if found < cap else max(found, estimate)
+
+    idf = {term: math.log(1 + (total - frequency(term) + 0.5) / (frequency(term) + 0.5)) for term in terms}
+    candidates = _candidates(window, probed, rare, idf, cap)
+    average = total_tokens / total if total_tokens else 1.0
+    excluded = set(exclude_ids)
+    hits = [
+        Hit(match.episode_id, _score(match, idf, average), match.terms)
+        for match in candidates.values()
+        if match.episode_id not in excluded and match.terms
+    ]
+    hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
+    return hits[:limit]
+
+
+def _candidates(
+    window: list[Match], probed: dict[str, list[Match]], rare: list[str], idf: dict[str, float], cap: int
+) -> dict[int, Match]:
+    """Episode id -> what it holds: the rarest terms' matches first, then the window's."""
+    found: dict[int, Match] = {}
+    for term in sorted(rare, key=lambda t: -idf[t]):
+        for match in probed.get(term, ()):
+            known = found.get(match.episode_id)
+            found[match.episode_id] = known.merged(match) if known else match
+    for match in window:
+        if match.terms:
+            # The window knows every term an episode holds: it replaces a partial probe record.
+            found[match.episode_id] = match
+    if len(found) <= cap:
+        return found
+    ranked = sorted(found.values(), key=lambda m: -sum(idf[t] for t in m.terms))
+    return {m.episode_id: m for m in ranked[:cap]}
+
+
+def _score(match: Match, idf: dict[str, float], average_length: float) -> float:
+    norm = K1 * (1 - B + B * max(match.token_count, 1) / max(average_length, 1.0))
+    return sum(idf[term] * (K1 + 1) / (1 + norm) for term in match.terms)

@@ -1,0 +1,41 @@
+"""What a database gives the ranking (``sessions_app.search``): the query's
+terms, the newest episodes with the terms each holds, and each term's
+matches from the index. One module per database implements ``Backend``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+#: At most this many distinct terms of a query are searched for.
+MAX_TERMS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    episode_id: int
+    token_count: int
+    terms: frozenset[str]
+
+    def merged(self, other: Match) -> Match:
+        return Match(self.episode_id, self.token_count, self.terms | other.terms)
+
+
+def matches_by_term(terms: list[str], rows: list[tuple[int, int, int]]) -> dict[str, list[Match]]:
+    """Probe rows ``(term index, episode id, token count)`` grouped by term."""
+    found: dict[str, list[Match]] = {term: [] for term in terms}
+    for n, pk, tokens in rows:
+        found[terms[n]].append(Match(pk, tokens, frozenset([terms[n]])))
+    return found
+
+
+class Backend(Protocol):
+    def terms(self, text: str) -> list[str]:
+        """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
+
+    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
+        """The session's newest ``size`` episodes, newest first, each with the ``terms`` it holds."""
+
+    def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+        """Each term's matches in the session, found through the index, at most ``limit`` per term."""
+

@@ -1,0 +1,80 @@
+"""Episode search on PostgreSQL: the generated ``search_vector`` column and
+its GIN index on ``(session_id, search_vector)`` (migration 0003).
+
+Why each query takes the plan it takes:
+
+- The window names the session only through row comparisons on
+  ``(session_id, id)`` and orders by both columns. Only the ``(session, id)``
+  index yields that order, so the planner walks it backwards from the
+  session's newest episode. Given ``session_id = n`` instead, it may walk the
+  primary key backwards past every newer episode of other sessions.
+- A probe is ``session_id = n::bigint AND search_vector @@ term`` in a
+  materialized CTE: both conditions are keys of the GIN index (the cast
+  matters: ``btree_gin`` indexes bigint, and an integer literal would leave
+  the session to a second index), the CTE keeps a LIMIT from talking the
+  planner into a scan that hopes to meet matches early, and the LIMIT
+  outside stops the heap visits.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from sessions_app.search.base import MAX_TERMS, Match, matches_by_term
+
+TABLE = "sessions_app_episode"
+MAX_ID = 2**63 - 1
+
+
+def tsquery_literal(lexeme: str) -> str:
+    """A one-lexeme tsquery taken verbatim (no second normalization)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class PostgresSearch:
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        self.connection = connection
+
+    def terms(self, text: str) -> list[str]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s",
+                [settings.SEARCH_CONFIG, text, MAX_TERMS],
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
+        holds = ", ".join(["search_vector @@ %s::tsquery"] * len(terms))
+        sql = f"""
+            SELECT id, token_count, ARRAY[{holds}] FROM {TABLE}
+             WHERE (session_id, id) > (%s, 0) AND (session_id, id) <= (%s, %s)
+             ORDER BY session_id DESC, id DESC
+             LIMIT %s
+        """
+        params = [*map(tsquery_literal, terms), session_pk, session_pk, MAX_ID, size]
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        return [
+            Match(pk, tokens, frozenset(term for term, held in zip(terms, flags, strict=True) if held))
+            for pk, tokens, flags in rows
+        ]
+
+    def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+        ctes = ", ".join(
+            f"m{n} AS MATERIALIZED (SELECT id, token_count FROM {TABLE}"
+            f" WHERE session_id = %s::bigint AND search_vector @@ %s::tsquery)"
+            for n in range(len(terms))
+        )
+        branches = " UNION ALL ".join(
+            f"(SELECT {n}, id, token_count FROM m{n} LIMIT %s)" for n in range(len(terms))
+        )
+        params: list[object] = []
+        for term in terms:
+            params += [session_pk, tsquery_literal(term)]
+        params += [limit] * len(terms)
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"WITH {ctes} {branches}", params)
+            rows = cursor.fetchall()
+        return matches_by_term(terms, rows)

@@ -1,0 +1,77 @@
+"""Episode search on SQLite: the FTS5 table ``sessions_app_episode_fts``
+(migration 0003; tokenizer ``porter unicode61``), kept by triggers.
+
+FTS5 stems a query the way it stemmed the text, but keeps stop words, so
+the terms are the query's words less ``STOP_WORDS``; two words with one
+stem stay two terms, which only weighs that stem twice.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from sessions_app.search.base import MAX_TERMS, Match, matches_by_term
+from sessions_app.search.stopwords import STOP_WORDS
+
+TABLE = "sessions_app_episode"
+FTS = "sessions_app_episode_fts"
+WORD = re.compile(r"\w+")
+
+
+def fts_string(term: str) -> str:
+    """A term as an FTS5 string: matched as a word, never read as query syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+class SqliteSearch:
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        self.connection = connection
+
+    def terms(self, text: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for word in WORD.findall(text.lower()):
+            if word not in STOP_WORDS and not word.startswith("_"):
+                seen.setdefault(word, None)
+                if len(seen) == MAX_TERMS:
+                    break
+        return list(seen)
+
+    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, token_count FROM {TABLE} WHERE session_id = %s ORDER BY id DESC LIMIT %s",
+                [session_pk, size],
+            )
+            rows = cursor.fetchall()
+            if not rows:
+                return []
+            lowest, highest = rows[-1][0], rows[0][0]
+            branches = " UNION ALL ".join(
+                f"SELECT rowid, {n} FROM {FTS} WHERE {FTS} MATCH %s AND rowid BETWEEN %s AND %s"
+                for n in range(len(terms))
+            )
+            params: list[object] = []
+            for term in terms:
+                params += [fts_string(term), lowest, highest]
+            cursor.execute(branches, params)
+            holders: dict[int, set[str]] = {}
+            for pk, n in cursor.fetchall():
+                holders.setdefault(pk, set()).add(terms[n])
+        return [Match(pk, tokens, frozenset(holders.get(pk, ()))) for pk, tokens in rows]
+
+    def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+        # A LIMIT per branch needs each branch wrapped in its own SELECT.
+        branches = " UNION ALL ".join(
+            f"""SELECT * FROM (SELECT {n}, e.id, e.token_count FROM {FTS} JOIN {TABLE} e ON e.id = {FTS}.rowid
+                 WHERE {FTS} MATCH %s AND e.session_id = %s LIMIT %s)"""
+            for n in range(len(terms))
+        )
+        params: list[object] = []
+        for term in terms:
+            params += [fts_string(term), session_pk, limit]
+        with self.connection.cursor() as cursor:
+            cursor.execute(branches, params)
+            rows = cursor.fetchall()
+        return matches_by_term(terms, rows)

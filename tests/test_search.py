@@ -1,0 +1,117 @@
+"""Full-text search of episodes (sessions_app.search), on whichever database
+the suite runs: the index kept in the write transaction, any-word matching,
+rare words over common ones, isolation between sessions, bounded cost."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from sessions_app.models import ChatSession
+from sessions_app.search import EmptyQuery, rank_session, search_terms
+from sessions_app.services import episode_create, episodes_bulk_create
+from tests.factories import ChatSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def rank(session: ChatSession, text: str, limit: int = 10, **kwargs) -> list[int]:
+    session.refresh_from_db()
+    hits = rank_session(
+        session_pk=session.pk,
+        episode_count=session.cached_episode_count,
+        total_tokens=session.cached_total_tokens,
+        text=text,
+        limit=limit,
+        **kwargs,
+    )
+    return [hit.episode_id for hit in hits]
+
+
+def filler(n: int, name: str = "Caroline") -> dict[str, str]:
+    return {
+        "user_input": f"{name} here again, day {n}: what should I cook tonight?",
+        "response": f"{name}, a quick pasta with vegetables would do nicely on day {n}.",
+    }
+
+
+def test_single_and_bulk_writes_are_searchable_at_once(session):
+    single = episode_create(session=session, user_input="Where did I park the bicycle?", response="By the library.")
+    bulk = episodes_bulk_create(
+        session=session,
+        items=[{"user_input": "Tell me about volcanoes", "response": "Volcanoes vent magma."}],
+    )
+    assert rank(session, "bicycle") == [single.pk]
+    assert rank(session, "volcano") == [bulk[0].pk]  # stemmed: volcano ~ volcanoes
+
+
+def test_a_rolled_back_write_leaves_nothing_in_the_index(session):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        episode_create(session=session, user_input="A secret about zeppelins", response="Noted.")
+        raise RuntimeError
+    kept = episode_create(session=session, user_input="Something else", response="Fine.")
+    assert rank(session, "zeppelins") == []
+    assert rank(session, "something") == [kept.pk]
+
+
+def test_any_word_of_the_question_matches(session):
+    first = episode_create(session=session, user_input="My cat is called Miso", response="Lovely name.")
+    second = episode_create(session=session, user_input="I live in Porto", response="A fine city.")
+    episode_create(session=session, user_input="Unrelated chatter", response="Indeed.")
+    assert set(rank(session, "Which city do I live in and what is my cat called?")) == {first.pk, second.pk}
+
+
+@pytest.mark.parametrize("size", [40, 450])
+def test_a_rare_word_outweighs_a_name_in_every_exchange(session, size):
+    # 450 exchanges: more than the window read with every search, so the
+    # common name's weight is estimated and the rare word found through the index.
+    items = [filler(n) for n in range(size)]
+    items[size // 3] = {"user_input": "I adopted a greyhound last spring", "response": "How wonderful."}
+    created = episodes_bulk_create(session=session, items=items)
+    top = rank(session, "Caroline, what breed is the greyhound?", limit=3)
+    assert top[0] == created[size // 3].pk
+
+
+def test_another_sessions_episodes_never_appear(session, other_user):
+    elsewhere = ChatSessionFactory(owner=other_user)
+    episode_create(session=elsewhere, user_input="The launch code is marzipan", response="Stored.")
+    mine = episode_create(session=session, user_input="I like marzipan too", response="Sweet.")
+    assert rank(session, "marzipan") == [mine.pk]
+
+
+def test_excluded_episodes_are_left_out(session):
+    old = episode_create(session=session, user_input="Quinces ripen in autumn", response="They do.")
+    recent = episode_create(session=session, user_input="More about quinces", response="Jam.")
+    assert rank(session, "quince", exclude_ids=[recent.pk]) == [old.pk]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "the and of what is", "!!! ???"])
+def test_a_query_without_searchable_words_is_refused(session, text):
+    with pytest.raises(EmptyQuery):
+        search_terms(text)
+    with pytest.raises(EmptyQuery):
+        rank(session, text)
+
+
+def test_query_syntax_is_taken_as_words(session):
+    episode = episode_create(session=session, user_input='He said "quote" & left | or not', response="Odd.")
+    assert rank(session, "quote & | ! ( ) : * NEAR AND OR NOT") == [episode.pk]
+
+
+def test_the_work_of_a_search_does_not_grow_with_the_session(owner):
+    small = ChatSessionFactory(owner=owner)
+    large = ChatSessionFactory(owner=owner)
+    episodes_bulk_create(session=small, items=[filler(n) for n in range(10)])
+    items = [filler(n) for n in range(1200)]
+    items[5] = {"user_input": "The pottery class starts in March", "response": "Enjoy it."}
+    episodes_bulk_create(session=large, items=items)
+    counts = {}
+    for session in (small, large):
+        session.refresh_from_db()
+        with CaptureQueriesContext(connection) as ctx:
+            rank(session, "Caroline, when does the pottery class start?")
+        counts[session.pk] = len(ctx.captured_queries)
+    # Terms, the window, and (beyond the window) one lookup of the rare terms.
+    assert counts[small.pk] <= 3
+    assert counts[large.pk] <= counts[small.pk] + 1
