@@ -239,6 +239,8 @@ if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", SEARCH_CONFIG):
         "e.g. english or simple."
     )
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
+# The budget of a context whose caller names none (the context endpoint, chat turns).
+CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
 # How the background runs behave (not seed settings). A run holds a per-session
 # lease; it must outlive one model call, or another worker could take over
 # while the first is still waiting on the model.

@@ -9,7 +9,8 @@ from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.tokens import count_episode_tokens, count_tokens
-from summaries.context import INSTRUCTIONS, build_context, full_history_tokens
+from summaries.context import INSTRUCTIONS, ContextTooLarge, build_context, full_history_tokens
+from summaries.context.layout import Exchange, date_span, render_prompt
 from summaries.digest import extractive_digest
 from summaries.models import Summary
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
@@ -32,6 +33,11 @@ def pairs(episodes: list[Episode]) -> str:
     return "\n\n".join(
         f"Q{n}: {e.user_input}\nA{n}: {e.response}" for n, e in enumerate(episodes, 1)
     )
+
+
+def span_of(first: Episode, last: Episode) -> str:
+    """The date span a summary row of ``first``..``last`` is shown with, and its space."""
+    return date_span(first.created_at, last.created_at) + " "
 
 
 def summary_for(session: ChatSession, first: Episode, last: Episode, content: str | None = None):
@@ -73,7 +79,7 @@ def test_more_than_eight_exchanges_summary_and_recent_details():
     assert result.prompt == (
         "User Question: And then?\n\n"
         "Conversation Summary (earlier context):\n"
-        "The user asked about questions one to four.\n\n"
+        f"{span_of(episodes[0], episodes[3])}The user asked about questions one to four.\n\n"
         "Recent conversation details:\n"
         f"{pairs(episodes[4:])}\n\n"
         f"{INSTRUCTIONS}"
@@ -121,7 +127,7 @@ def test_uncovered_older_episodes_get_the_extractive_digest():
     assert result.prompt == (
         "User Question: q\n\n"
         "Conversation Summary (earlier context):\n"
-        f"Early part summary.\n\n{digest}\n\n"
+        f"{span_of(episodes[0], episodes[2])}Early part summary.\n\n{digest}\n\n"
         "Recent conversation details:\n"
         f"{pairs(episodes[7:])}\n\n"
         f"{INSTRUCTIONS}"
@@ -198,61 +204,73 @@ def chained_session():
     return session, episodes, rows
 
 
-def test_budget_drops_the_oldest_summary_first(chained_session):
+def test_budget_drops_the_digest_first(chained_session):
     session, episodes, rows = chained_session
-    full = build_context(session=session, question="q")
+    full = build_context(session=session, question="q", budget=100_000)
     assert full.summaries == [r.pk for r in rows]
     assert full.digest == [e.pk for e in episodes[12:15]]
 
     result = build_context(session=session, question="q", budget=full.token_count - 1)
-    assert result.omitted == {"summaries": [rows[0].pk], "digest": [], "summaries_before_episode": None}
-    assert result.summaries == [rows[1].pk, rows[2].pk]
-    assert result.digest == full.digest
-    assert "Oldest summary." not in result.prompt
-    assert "Middle summary." in result.prompt
+    assert result.omitted == {
+        "summaries": [],
+        "digest": [e.pk for e in episodes[12:15]],
+        "retrieved": [],
+        "summaries_before_episode": None,
+    }
+    assert result.summaries == [r.pk for r in rows]
+    assert "Topics discussed:" not in result.prompt
     assert result.token_count == count_tokens(result.prompt) <= full.token_count - 1
     assert result.within_budget
 
 
-def test_budget_drops_the_digest_after_every_summary(chained_session):
+def test_budget_then_drops_the_oldest_summaries_keeping_the_newest(chained_session):
     session, episodes, rows = chained_session
-    full = build_context(session=session, question="q")
-    digest_only = full.prompt
-    for row in rows:
-        digest_only = digest_only.replace(row.content + "\n\n", "")
-    assert "summary." not in digest_only and "Topics discussed:" in digest_only
+    full = build_context(session=session, question="q", budget=100_000)
+    newest_only = full.prompt
+    for row in rows[:2]:
+        newest_only = newest_only.replace(span_of(episodes[0], episodes[0]) + row.content + "\n\n", "")
+    digest_start = newest_only.index("\n\nTopics discussed:")
+    newest_only = newest_only[:digest_start] + newest_only[newest_only.index("\n\nRecent conversation") :]
+    assert "Newest summary." in newest_only and "Middle summary." not in newest_only
 
-    result = build_context(session=session, question="q", budget=count_tokens(digest_only))
-    assert result.prompt == digest_only
+    result = build_context(session=session, question="q", budget=count_tokens(newest_only))
+    assert result.prompt == newest_only
     assert result.omitted == {
-        "summaries": [r.pk for r in rows],
-        "digest": [],
+        "summaries": [rows[0].pk, rows[1].pk],
+        "digest": [e.pk for e in episodes[12:15]],
+        "retrieved": [],
         "summaries_before_episode": None,
     }
-    assert result.digest == [e.pk for e in episodes[12:15]]
+    assert result.summaries == [rows[2].pk]
 
     tight = build_context(session=session, question="q", budget=result.token_count - 1)
-    assert tight.omitted == {
-        "summaries": [r.pk for r in rows],
-        "digest": [e.pk for e in episodes[12:15]],
-        "summaries_before_episode": None,
-    }
+    assert tight.omitted["summaries"] == [r.pk for r in rows]
     assert tight.summaries == tight.digest == []
     assert "Conversation Summary" not in tight.prompt
     assert tight.prompt.startswith("User Question: q\n\nRecent conversation details:\nQ1: Question 16?")
     assert tight.recent == [e.pk for e in episodes[15:]]
 
 
-def test_budget_never_drops_the_question_or_recent_episodes(chained_session):
+def test_a_budget_too_small_for_the_question_is_refused(chained_session):
+    session, _, _ = chained_session
+    with pytest.raises(ContextTooLarge) as raised:
+        build_context(session=session, question="Keep me", budget=1)
+    assert raised.value.budget == 1 and raised.value.needed > 1
+
+
+def test_the_recent_window_is_trimmed_from_its_oldest_end_only_when_nothing_else_is_left(chained_session):
     session, episodes, _ = chained_session
-    result = build_context(session=session, question="Keep me", budget=1)
+    recent = [Exchange(e.pk, e.user_input, e.response) for e in episodes[15:]]
+    no_extras = count_tokens(
+        render_prompt(question="Keep me", recent=recent, earlier=[], has_earlier_episodes=True)
+    )
+    result = build_context(session=session, question="Keep me", budget=no_extras - 60)
     assert result.prompt.startswith("User Question: Keep me")
-    assert result.recent == [e.pk for e in episodes[15:]]
-    for episode in episodes[15:]:
-        assert episode.response in result.prompt
-    assert result.token_count > 1
-    assert not result.within_budget
-    assert result.as_dict()["within_budget"] is False
+    assert result.summaries == result.digest == result.retrieved == []
+    assert 0 < len(result.recent) < 8
+    assert result.recent == [e.pk for e in episodes[23 - len(result.recent) :]]
+    assert result.token_count <= no_extras - 60
+    assert result.within_budget
 
 
 def test_budget_equal_to_the_full_prompt_leaves_nothing_out(chained_session):
@@ -260,13 +278,13 @@ def test_budget_equal_to_the_full_prompt_leaves_nothing_out(chained_session):
     full = build_context(session=session, question="q")
     exact = build_context(session=session, question="q", budget=full.token_count)
     assert exact.prompt == full.prompt and exact.within_budget
-    assert exact.omitted == {"summaries": [], "digest": [], "summaries_before_episode": None}
+    assert exact.omitted == {"summaries": [], "digest": [], "retrieved": [], "summaries_before_episode": None}
 
 
 def test_budget_large_enough_leaves_nothing_out(chained_session):
     session, _, rows = chained_session
     result = build_context(session=session, question="q", budget=1_000_000)
-    assert result.omitted == {"summaries": [], "digest": [], "summaries_before_episode": None}
+    assert result.omitted == {"summaries": [], "digest": [], "retrieved": [], "summaries_before_episode": None}
     assert result.summaries == [r.pk for r in rows]
 
 
@@ -281,7 +299,8 @@ def test_a_chain_longer_than_the_cap_is_reported_not_read(chained_session, setti
     assert result.digest == [e.pk for e in episodes[12:15]]
 
     squeezed = build_context(session=session, question="q", budget=result.token_count - 1)
-    assert squeezed.omitted["summaries"] == [rows[0].pk, rows[1].pk]
+    assert squeezed.omitted["summaries"] == [rows[0].pk]
+    assert squeezed.omitted["digest"] == [e.pk for e in episodes[12:15]]
 
 
 # --- cost -------------------------------------------------------------------
@@ -330,7 +349,9 @@ def test_query_count_does_not_grow_with_the_session(settings):
         with CaptureQueriesContext(connection) as ctx:
             results.append(build_context(session=session, question="q", budget=10_000))
         counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1] == 3
+    # The recent episodes, the chain, the digest's episodes, the chain's dates,
+    # the search (its terms, its window) and the retrieved episodes' texts.
+    assert counts[0] == counts[1] <= 7
     assert len(results[0].summaries) == 2
     assert len(results[1].summaries) == settings.CONTEXT_MAX_SUMMARIES
     assert results[1].omitted["summaries_before_episode"] is not None
@@ -376,11 +397,11 @@ def test_endpoint_returns_the_context(api_client, owned):
     assert body["prompt"].startswith("User Question: What now?\n\nConversation Summary (earlier context):")
 
 
-def test_endpoint_without_question_or_budget(api_client, owned):
+def test_endpoint_without_question_or_budget(api_client, owned, settings):
     body = api_client.get(context_url(owned)).json()
     assert body["prompt"].startswith("User Question: \n\n")
-    assert body["budget"] is None
-    assert body["omitted"] == {"summaries": [], "digest": [], "summaries_before_episode": None}
+    assert body["budget"] == settings.CONTEXT_DEFAULT_BUDGET
+    assert body["omitted"] == {"summaries": [], "digest": [], "retrieved": [], "summaries_before_episode": None}
 
 
 def test_endpoint_budget_reports_omitted(api_client, owned):
@@ -433,5 +454,5 @@ def test_endpoint_query_count_is_constant(staff_client):
         assert response.status_code == 200
         assert len(response.json()["digest"]) == 3
         counts.append(len(ctx.captured_queries))
-    # The session lookup, then the builder's three reads.
-    assert counts == [4, 4]
+    # The session lookup, then the builder's reads (see the test above).
+    assert counts[0] == counts[1] <= 8

@@ -61,6 +61,7 @@ class Hit:
     score: float
     #: The query's terms the episode holds (normalized as the index holds them).
     terms: frozenset[str]
+    token_count: int
 
 
 BACKENDS: dict[str, type[Backend]] = {"postgresql": PostgresSearch, "sqlite": SqliteSearch}
@@ -128,7 +129,7 @@ def rank_session(
     average = total_tokens / total if total_tokens else 1.0
     excluded = set(exclude_ids)
     hits = [
-        Hit(match.episode_id, _score(match, idf, average), match.terms)
+        Hit(match.episode_id, _score(match, idf, average), match.terms, match.token_count)
         for match in candidates.values()
         if match.episode_id not in excluded and match.terms
     ]

@@ -1,0 +1,254 @@
+"""The context for the next reply: seed 002's hierarchical layout, plus the
+earlier exchanges that matter to the question.
+
+The prompt::
+
+    User Question: {question}
+
+    Conversation Summary (earlier context):
+    [8 May 2023 – 12 June 2023] {summary rows, oldest first, then the digest of uncovered episodes}
+
+    Relevant earlier exchanges:
+    [8 May 2023] Q: ...
+    A: ...
+
+    Recent conversation details:
+    Q1: ...
+    A1: ...
+
+    Instructions: ...
+
+and, with ``CONTEXT_RECENT_EPISODES`` (8) exchanges or fewer, "Previous
+conversation:" followed by the pairs instead of the middle sections.
+
+Summary rows stand in for the episodes they cover; older episodes that no
+row covers yet (summarization runs behind the writes) get seed 002's
+extractive digest, so no exchange silently vanishes. Summaries keep the
+gist but forget details, so the older episodes that rank highest for the
+question (``sessions_app.search``) are quoted in full as well.
+
+The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
+cap (see ``summaries.context.budget``), filled in this order: retrieved
+exchanges by rank, then summary rows newest first, then the digest.
+Retrieval comes first because it is what keeps old facts: on the recall
+benchmark, the ranked exchanges keep far more of what a question asks
+about than summaries of the same size.
+
+Cost does not grow with the session: the recent episodes are one index
+probe, the summary chain one query for at most ``CONTEXT_MAX_SUMMARIES``
+rows, the digest reads only the few uncovered episodes it quotes, the
+retrieval is bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the
+retrieved episodes that fit are read in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from sessions_app.models import ChatSession
+from sessions_app.search import Hit
+from sessions_app.tokens import count_tokens
+from summaries.context import sources
+from summaries.context.budget import ContextTooLarge, Piece, fit
+from summaries.context.layout import (
+    INSTRUCTIONS,
+    QUESTION_LABEL,
+    SECTION_SEPARATOR,
+    Exchange,
+    date_span,
+    format_pairs,
+    format_retrieved,
+    render_prompt,
+)
+from summaries.digest import extractive_digest
+
+__all__ = [
+    "INSTRUCTIONS",
+    "QUESTION_LABEL",
+    "ContextResult",
+    "ContextTooLarge",
+    "build_context",
+    "format_pairs",
+    "full_history_tokens",
+    "render_prompt",
+]
+
+# What a pair's labels and separator add to its episode's tokens.
+PAIR_LABEL_TOKENS = count_tokens("Q10: \nA10: " + SECTION_SEPARATOR)
+# What a retrieved exchange's date and labels add to its episode's tokens.
+RETRIEVED_LABEL_TOKENS = count_tokens("[28 September 2023] Q: \nA: " + SECTION_SEPARATOR)
+
+
+@dataclass(slots=True)
+class ContextResult:
+    """The assembled prompt and what went into it.
+
+    ``summaries``, ``retrieved``, ``recent`` and ``digest`` hold the ids of
+    the summary rows, the retrieved episodes, the recent episodes quoted in
+    full and the episodes quoted by the digest. ``omitted`` lists what was
+    left out: ``{"summaries": [ids], "digest": [episode ids], "retrieved":
+    [episode ids], "summaries_before_episode": id | None}``; the last is set
+    when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that
+    the rows covering episodes before that id were not even read.
+    ``full_history_tokens`` is what the prompt would cost with every episode
+    in full; ``budget`` is the budget applied.
+    """
+
+    prompt: str
+    token_count: int
+    full_history_tokens: int
+    budget: int
+    summaries: list[int] = field(default_factory=list)
+    retrieved: list[int] = field(default_factory=list)
+    recent: list[int] = field(default_factory=list)
+    digest: list[int] = field(default_factory=list)
+    omitted: dict[str, Any] = field(
+        default_factory=lambda: {"summaries": [], "digest": [], "retrieved": [], "summaries_before_episode": None}
+    )
+
+    @property
+    def within_budget(self) -> bool:
+        return self.token_count <= self.budget
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "token_count": self.token_count,
+            "full_history_tokens": self.full_history_tokens,
+            "summaries": list(self.summaries),
+            "retrieved": list(self.retrieved),
+            "recent": list(self.recent),
+            "digest": list(self.digest),
+            "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
+            "budget": self.budget,
+            "within_budget": self.within_budget,
+        }
+
+
+def build_context(*, session: ChatSession, question: str, budget: int | None = None) -> ContextResult:
+    """Assemble the prompt for the next reply to ``question`` in ``session``
+    within ``budget`` tokens (``CONTEXT_DEFAULT_BUDGET`` when None).
+
+    ``ContextTooLarge`` when the question and the fixed text alone exceed
+    the budget: no prompt over budget is ever built.
+    """
+    budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
+    window = settings.CONTEXT_RECENT_EPISODES
+    max_summaries = settings.CONTEXT_MAX_SUMMARIES
+    recent = sources.recent_exchanges(session.pk, window)
+    not_read: sources.SummaryPart | None = None
+    chain: list[sources.SummaryPart] = []
+    uncovered: list[Exchange] = []
+    hits: list[Hit] = []
+    # With a window of 0 every episode is "older"; with a short session the
+    # window holds everything and nothing older can exist.
+    if window == 0 or len(recent) >= window:
+        window_start = recent[0].id if recent else None
+        # One row more than used tells whether older rows exist beyond the cap.
+        chain = sources.summary_chain(session.pk, window_start, max_summaries + 1)
+        if len(chain) > max_summaries:
+            not_read, chain = chain[0], chain[1:]
+        covered_until = max((part.last_episode_id for part in chain), default=0)
+        if window_start is None or covered_until < window_start - 1:
+            uncovered = sources.uncovered_exchanges(session.pk, covered_until, window_start)
+        if session.cached_episode_count > len(recent):
+            hits = sources.ranked_hits(session, question, exclude_ids=[ex.id for ex in recent])
+    has_earlier = bool(chain or uncovered or not_read or hits)
+
+    pieces = _pieces(session.pk, chain, uncovered, hits)
+    chain_order = {part.id: n for n, part in enumerate(chain)}
+
+    def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
+        by_kind = {kind: [p for p in kept if p.kind == kind] for kind in ("summary", "digest", "retrieved")}
+        # Summary rows oldest first, the digest after them; retrieved exchanges oldest first.
+        earlier = sorted(by_kind["summary"], key=lambda p: chain_order[p.id]) + by_kind["digest"]
+        retrieved = sorted(by_kind["retrieved"], key=lambda p: p.id or 0)
+        return render_prompt(
+            question=question,
+            recent=shown,
+            earlier=[p.text for p in earlier],
+            retrieved=[p.text for p in retrieved],
+            has_earlier_episodes=has_earlier,
+        )
+
+    fitted = fit(
+        budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk)
+    )
+    kept_ids = {(p.kind, p.id) for p in fitted.kept}
+    digest_ids = [ex.id for ex in uncovered]
+    digest_kept = ("digest", None) in kept_ids
+    return ContextResult(
+        prompt=fitted.prompt,
+        token_count=fitted.token_count,
+        full_history_tokens=full_history_tokens(session=session, question=question),
+        budget=budget,
+        summaries=[part.id for part in chain if ("summary", part.id) in kept_ids],
+        retrieved=sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None),
+        recent=[ex.id for ex in fitted.recent],
+        digest=digest_ids if digest_kept else [],
+        omitted={
+            "summaries": ([not_read.id] if not_read else [])
+            + [part.id for part in chain if ("summary", part.id) not in kept_ids],
+            "digest": [] if digest_kept else digest_ids,
+            "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"],
+            # Rows older than ``not_read`` were not read at all; this bounds them.
+            "summaries_before_episode": not_read.last_episode_id + 1 if not_read else None,
+        },
+    )
+
+
+def _pieces(
+    session_pk: int,
+    chain: list[sources.SummaryPart],
+    uncovered: list[Exchange],
+    hits: list[Hit],
+) -> list[Piece]:
+    """The optional pieces in the order the budget takes them (module docstring)."""
+    dates = sources.episode_dates(
+        session_pk, [part.first_episode_id for part in chain] + [part.last_episode_id for part in chain]
+    )
+    summaries = []
+    for part in reversed(chain):  # newest first
+        span = date_span(dates.get(part.first_episode_id), dates.get(part.last_episode_id))
+        text = f"{span} {part.content}" if span else part.content
+        summaries.append(Piece("summary", part.id, text, part.token_count + count_tokens(span) + 1))
+    # Texts are read once the budget has chosen (see _with_texts).
+    retrieved = [Piece("retrieved", hit.episode_id, "", hit.token_count + RETRIEVED_LABEL_TOKENS) for hit in hits]
+    digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
+    digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
+    return retrieved + summaries + digest
+
+
+def _with_texts(session_pk: int):
+    """Fill in the retrieved pieces' texts, reading only the episodes kept."""
+
+    def complete(kept: list[Piece]) -> list[Piece]:
+        missing = [p.id for p in kept if p.kind == "retrieved" and not p.text]
+        texts = sources.episode_texts(session_pk, missing)
+        completed = []
+        for piece in kept:
+            if piece.kind == "retrieved" and not piece.text:
+                found = texts.get(piece.id)
+                if found is None:  # gone since it was ranked: nothing to quote
+                    continue
+                piece = Piece(piece.kind, piece.id, format_retrieved(*found), piece.cost)
+            completed.append(piece)
+        return completed
+
+    return complete
+
+
+def full_history_tokens(*, session: ChatSession, question: str) -> int:
+    """What the prompt would cost with every episode in full: the session's
+    token counter, the labels and separator of each pair, and the question
+    and the layout around them. Constant cost."""
+    skeleton = render_prompt(question=question, recent=[], earlier=[], has_earlier_episodes=False)
+    return (
+        session.cached_total_tokens
+        + session.cached_episode_count * PAIR_LABEL_TOKENS
+        + count_tokens(skeleton)
+    )

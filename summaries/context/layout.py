@@ -1,0 +1,88 @@
+"""The prompt's layout (seed 002's sections, plus the retrieved exchanges)
+and how its pieces are written: Q/A pairs, dates, date spans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+QUESTION_LABEL = "User Question: "
+SUMMARY_HEADER = "Conversation Summary (earlier context):"
+RETRIEVED_HEADER = "Relevant earlier exchanges:"
+RECENT_HEADER = "Recent conversation details:"
+PREVIOUS_HEADER = "Previous conversation:"
+INSTRUCTIONS = (
+    "Instructions: Provide a comprehensive, helpful response to the user's question. "
+    "Use the conversation above for context and stay consistent with what was already said; "
+    "if the earlier context does not cover something, say so rather than guess."
+)
+SECTION_SEPARATOR = "\n\n"
+
+# Month names written out, whatever the process locale (strftime's %B is not).
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    id: int
+    user_input: str
+    response: str
+
+
+def day(moment: datetime) -> str:
+    """``8 May 2023``: the day in the site's time zone."""
+    local = timezone.localtime(moment)
+    return f"{local.day} {MONTHS[local.month - 1]} {local.year}"
+
+
+def date_span(first: datetime | None, last: datetime | None) -> str:
+    """``[8 May 2023 – 12 June 2023]``, ``[8 May 2023]`` for one day, "" when unknown."""
+    if first is None or last is None:
+        return ""
+    start, end = day(first), day(last)
+    return f"[{start}]" if start == end else f"[{start} – {end}]"
+
+
+def format_pairs(exchanges: Sequence[Exchange]) -> str:
+    """Seed 002's numbered pairs, oldest first: ``Q1: ...\\nA1: ...``."""
+    return SECTION_SEPARATOR.join(
+        f"Q{n}: {ex.user_input}\nA{n}: {ex.response}" for n, ex in enumerate(exchanges, 1)
+    )
+
+
+def format_retrieved(exchange: Exchange, created_at: datetime) -> str:
+    """One retrieved exchange, quoted in full with its date."""
+    return f"[{day(created_at)}] Q: {exchange.user_input}\nA: {exchange.response}"
+
+
+def render_prompt(
+    *,
+    question: str,
+    recent: Sequence[Exchange],
+    earlier: Sequence[str],
+    retrieved: Sequence[str] = (),
+    has_earlier_episodes: bool,
+) -> str:
+    """The layout. ``earlier`` are the texts standing in for older episodes
+    (summary rows, then the digest), ``retrieved`` the older exchanges quoted
+    for the question; an empty list leaves its section out, but a session
+    longer than the recent window keeps the "Recent conversation details"
+    heading."""
+    sections = [f"{QUESTION_LABEL}{question}"]
+    if has_earlier_episodes:
+        if earlier:
+            sections.append(SUMMARY_HEADER + "\n" + SECTION_SEPARATOR.join(earlier))
+        if retrieved:
+            sections.append(RETRIEVED_HEADER + "\n" + SECTION_SEPARATOR.join(retrieved))
+        if recent:
+            sections.append(RECENT_HEADER + "\n" + format_pairs(recent))
+    elif recent:
+        sections.append(PREVIOUS_HEADER + "\n" + format_pairs(recent))
+    sections.append(INSTRUCTIONS)
+    return SECTION_SEPARATOR.join(sections)

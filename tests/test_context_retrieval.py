@@ -1,0 +1,103 @@
+"""The context's "Relevant earlier exchanges": older episodes that rank
+highest for the question, quoted in full with their dates, within a budget
+that is a hard cap and is filled."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessions_app.services import episodes_bulk_create
+from sessions_app.tokens import count_tokens
+from summaries.context import build_context
+from summaries.context.layout import day
+from tests.factories import SummaryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def chatter(n: int) -> dict[str, str]:
+    return {
+        "user_input": f"Maya again, message {n}: anything new on the weather for the weekend?",
+        "response": f"Maya, light rain on Saturday and sun on Sunday, as of message {n}.",
+    }
+
+
+@pytest.fixture
+def long_session(session):
+    """60 exchanges; a fact told in the 4th; a summary row over the first 40."""
+    items = [chatter(n) for n in range(60)]
+    items[3] = {
+        "user_input": "My sister Ines moved to Porto last spring.",
+        "response": "Porto is lovely; I hope Ines is settling in well.",
+    }
+    episodes = episodes_bulk_create(session=session, items=items)
+    SummaryFactory(
+        session=session,
+        content="Maya asked about the weather many times.",
+        first_episode_id=episodes[0].pk,
+        last_episode_id=episodes[39].pk,
+    )
+    session.refresh_from_db()
+    return session, episodes
+
+
+def test_an_old_fact_is_quoted_in_full_with_its_date_between_summary_and_recent(long_session):
+    session, episodes = long_session
+    fact = episodes[3]
+    result = build_context(session=session, question="Which city does Ines live in now?", budget=2000)
+    assert fact.pk in result.retrieved
+    quoted = f"[{day(fact.created_at)}] Q: {fact.user_input}\nA: {fact.response}"
+    prompt = result.prompt
+    assert quoted in prompt
+    assert (
+        prompt.index("Conversation Summary (earlier context):")
+        < prompt.index("Relevant earlier exchanges:")
+        < prompt.index(quoted)
+        < prompt.index("Recent conversation details:")
+    )
+    # The recent window is never quoted twice.
+    assert not set(result.retrieved) & set(result.recent)
+
+
+def test_retrieved_exchanges_are_oldest_first(long_session):
+    session, episodes = long_session
+    result = build_context(session=session, question="weather Saturday Sunday", budget=4000)
+    assert len(result.retrieved) > 2
+    assert result.retrieved == sorted(result.retrieved)
+    section = result.prompt[result.prompt.index("Relevant earlier exchanges:") :]
+    positions = [section.index(f"message {n}:") for n, e in enumerate(episodes) if e.pk in result.retrieved]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("budget", [120, 200, 350, 600, 1000, 1500, 2500])
+def test_the_budget_is_a_hard_cap_and_is_filled(long_session, budget):
+    session, _ = long_session
+    question = "What did Maya ask about the weather on Saturday?"
+    result = build_context(session=session, question=question, budget=budget)
+    assert result.token_count == count_tokens(result.prompt) <= budget
+    left_out = result.omitted["retrieved"] + result.omitted["summaries"] + result.omitted["digest"]
+    if left_out:
+        # Something was left out, so the budget is nearly used: nothing of
+        # the size of the smallest exchange would have fitted beside it.
+        assert result.token_count > budget - 40
+
+
+def test_what_the_budget_leaves_out_is_listed(long_session):
+    session, _ = long_session
+    roomy = build_context(session=session, question="weather Saturday", budget=20_000)
+    tight = build_context(session=session, question="weather Saturday", budget=900)
+    assert set(tight.retrieved) < set(roomy.retrieved)
+    assert set(tight.omitted["retrieved"]) == set(roomy.retrieved) - set(tight.retrieved)
+
+
+def test_a_summary_row_carries_its_date_span(long_session):
+    session, episodes = long_session
+    result = build_context(session=session, question="hello", budget=2000)
+    assert f"[{day(episodes[0].created_at)}] Maya asked about the weather many times." in result.prompt
+
+
+def test_a_question_of_only_stop_words_retrieves_nothing(long_session):
+    session, _ = long_session
+    result = build_context(session=session, question="what is it?", budget=2000)
+    assert result.retrieved == result.omitted["retrieved"] == []
+    assert "Relevant earlier exchanges:" not in result.prompt
