@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sessions_app.api.pagination import MAX_ID, SummaryCursorPagination
+from nexus.api.pagination import MAX_ID, IdCursorPagination
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user
@@ -52,6 +52,11 @@ def summary_for_user(user, summary_id: int | str) -> Summary:
         return Summary.objects.visible_to(user).select_related("session").get(pk=int(text))
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None
+
+
+class SummaryCursorPagination(IdCursorPagination):
+    # Rows of one session never overlap, so the first id orders them uniquely.
+    ordering = "first_episode_id"
 
 
 def _status_response(session_pk: int, code: int = status.HTTP_200_OK) -> Response:
