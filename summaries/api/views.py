@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from nexus.api.pagination import MAX_ID, IdCursorPagination
 from sessions_app.api.views import UUID_PARAM
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user
 from summaries.api.serializers import (
@@ -90,7 +91,7 @@ class SummaryCreateView(APIView):
         data = serializer.validated_data
         try:
             session = session_for_user(request.user, data["session"])
-        except Http404:
+        except SessionNotFound:
             raise ValidationError({"session": ["No such session."]}) from None
         summary = summary_create_for_range(
             session=session,
