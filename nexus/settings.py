@@ -114,12 +114,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1)
     )
-    # Only the write path's hot statements (nexus/db.py: server-side binding)
-    # are ever prepared; the ORM binds on the client and never is. Turn off
-    # behind a transaction-mode pooler that cannot keep prepared statements.
-    DATABASES["default"]["OPTIONS"].setdefault(
-        "prepare_threshold", 5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
-    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a task writes; a busy timeout
     # keeps short write bursts from failing with "database is locked".
