@@ -12,6 +12,7 @@ from django.contrib import admin
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.selectors import parse_session_uuid
 from summaries.usage import usage_report
@@ -23,7 +24,10 @@ def _usage(request: HttpRequest) -> HttpResponse:
     queryset = ChatSession.objects.all()
     session_uuid = request.GET.get("session", "").strip()
     if session_uuid:
-        queryset = queryset.filter(uuid=parse_session_uuid(session_uuid))
+        try:
+            queryset = queryset.filter(uuid=parse_session_uuid(session_uuid))
+        except SessionNotFound as exc:
+            raise Http404(*exc.args) from None
         if not queryset.exists():
             raise Http404("No such session.")
     report = usage_report(queryset=queryset, limit=SESSIONS_SHOWN)

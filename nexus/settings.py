@@ -114,12 +114,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1)
     )
-    # Only the write path's hot statements (nexus/db.py: server-side binding)
-    # are ever prepared; the ORM binds on the client and never is. Turn off
-    # behind a transaction-mode pooler that cannot keep prepared statements.
-    DATABASES["default"]["OPTIONS"].setdefault(
-        "prepare_threshold", 5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
-    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a task writes; a busy timeout
     # keeps short write bursts from failing with "database is locked".
@@ -166,19 +160,19 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "sessions_app.api.authentication.CachedTokenAuthentication",
+        "nexus.api.authentication.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
-        "sessions_app.api.throttling.AnonThrottle",
-        "sessions_app.api.throttling.UserThrottle",
+        "nexus.api.throttling.AnonThrottle",
+        "nexus.api.throttling.UserThrottle",
     ],
-    "EXCEPTION_HANDLER": "sessions_app.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "nexus.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     # DRF's negotiation, minus the parsing for a plain JSON call.
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "sessions_app.api.negotiation.PlainAcceptNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "nexus.api.negotiation.PlainAcceptNegotiation",
     # Throttles tell anonymous clients apart by address. X-Forwarded-For is
     # only believed from the proxies in front (a client could forge it).
     "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if _behind_proxy else 0, minimum=0),

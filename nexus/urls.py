@@ -18,4 +18,5 @@ urlpatterns = [
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
     path("", include("sessions_app.urls")),
+    path("", include("summaries.page_urls")),
 ]

@@ -8,6 +8,6 @@ class SessionsAppConfig(AppConfig):
     def ready(self) -> None:
         # Connects the receivers that drop remembered API tokens when a token
         # or its user changes.
-        from sessions_app.api.authentication import connect_signals
+        from nexus.api.authentication import connect_signals
 
         connect_signals()

@@ -44,8 +44,7 @@ class ChatSessionQuerySet(models.QuerySet):
             total_tokens=Coalesce(
                 Subquery(per_session.annotate(t=Sum("token_count")).values("t")), Value(0)
             ),
-            last_episode_id=_last_episode_id(),
-        )
+        ).with_last_episode_id()
 
     def visible_to(self, user: AbstractBaseUser) -> ChatSessionQuerySet:
         """Staff see every session; everybody else only their own."""
@@ -56,9 +55,9 @@ class ChatSessionQuerySet(models.QuerySet):
         return self.filter(owner=user)
 
     def with_last_episode_id(self) -> ChatSessionQuerySet:
-        """Annotate ``last_id``: the session's newest episode id, one backward
-        probe of the ``(session, id)`` index (None for an empty session)."""
-        return self.annotate(last_id=_last_episode_id())
+        """Annotate ``last_episode_id``: the session's newest episode id, one
+        backward probe of the ``(session, id)`` index (None for an empty session)."""
+        return self.annotate(last_episode_id=_last_episode_id())
 
     def stats_for(self, session_pk: int) -> SessionStats:
         """Stats of one session in one query whose cost does not grow with
@@ -67,13 +66,13 @@ class ChatSessionQuerySet(models.QuerySet):
         row = (
             self.filter(pk=session_pk)
             .with_last_episode_id()
-            .values("cached_episode_count", "cached_total_tokens", "last_id")
+            .values("cached_episode_count", "cached_total_tokens", "last_episode_id")
             .get()
         )
         return SessionStats(
             episode_count=row["cached_episode_count"],
             total_tokens=row["cached_total_tokens"],
-            last_episode_id=row["last_id"],
+            last_episode_id=row["last_episode_id"],
         )
 
 

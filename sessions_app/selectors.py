@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import uuid as uuid_lib
 
-from django.http import Http404
-
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 
 
 def parse_session_uuid(session_uuid: str | uuid_lib.UUID) -> uuid_lib.UUID:
-    """The uuid a caller named; a malformed one is a 404: to the caller it names nothing."""
+    """The uuid a caller named; a malformed one is ``SessionNotFound``: to the caller it names nothing."""
     if isinstance(session_uuid, uuid_lib.UUID):
         return session_uuid
     try:
         return uuid_lib.UUID(str(session_uuid))
     except (ValueError, TypeError, AttributeError):
-        raise Http404("No such session.") from None
+        raise SessionNotFound from None
 
 
 def session_for_user(user, session_uuid: str | uuid_lib.UUID, queryset=None) -> ChatSession:
-    """The session with this uuid if ``user`` may see it; otherwise 404."""
+    """The session with this uuid if ``user`` may see it; otherwise ``SessionNotFound``."""
     parsed = parse_session_uuid(session_uuid)
     qs = (queryset if queryset is not None else ChatSession.objects.all()).visible_to(user)
     try:
         return qs.get(uuid=parsed)
     except ChatSession.DoesNotExist:
-        raise Http404("No such session.") from None
+        raise SessionNotFound from None

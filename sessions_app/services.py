@@ -10,12 +10,12 @@ from typing import Any, NotRequired, TypedDict
 from django.db import connections, router, transaction
 from django.db.models import F
 from django.db.models.signals import post_save
-from django.http import Http404
 from django.utils import timezone
 
-from nexus.db import hot_cursor
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import parse_session_uuid, session_for_user
+from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens
 
 
@@ -32,7 +32,7 @@ def session_create(*, owner: Any, title: str = "", metadata: dict | None = None)
 def session_update(*, session: ChatSession, title: str | None = None, metadata: dict | None = None) -> ChatSession:
     """Change a session's title and/or metadata; fields left as ``None`` stay as they are.
 
-    ``Http404`` if the session was deleted since it was read (a save would
+    ``SessionNotFound`` if the session was deleted since it was read (a save would
     fail on the missing row as a server error).
     """
     changes: dict[str, Any] = {"updated_at": timezone.now()}
@@ -41,7 +41,7 @@ def session_update(*, session: ChatSession, title: str | None = None, metadata: 
     if metadata is not None:
         changes["metadata"] = metadata
     if not ChatSession.objects.filter(pk=session.pk).update(**changes):
-        raise Http404("No such session.")
+        raise SessionNotFound
     for name, value in changes.items():
         setattr(session, name, value)
     return session
@@ -53,7 +53,7 @@ def session_delete(*, session: ChatSession) -> None:
 
 
 def _bump_counters(*, session_pk: int, episodes: int, tokens: int) -> None:
-    """Add to the session's counters, taking its row lock; ``Http404`` if the row is gone.
+    """Add to the session's counters, taking its row lock; ``SessionNotFound`` if the row is gone.
 
     Checked here because the INSERT that follows would otherwise fail only on
     the foreign key, at commit, as a server error.
@@ -64,7 +64,7 @@ def _bump_counters(*, session_pk: int, episodes: int, tokens: int) -> None:
         updated_at=timezone.now(),
     )
     if not updated:
-        raise Http404("No such session.")
+        raise SessionNotFound
 
 
 def episode_create(
@@ -76,7 +76,7 @@ def episode_create(
     episodes of one session get their ids in commit order. A summarizer that
     reads "episodes after id N" therefore never skips one that commits late.
 
-    Raises ``Http404`` when the session is gone (deleted since it was read,
+    Raises ``SessionNotFound`` when the session is gone (deleted since it was read,
     e.g. while a chat reply was being written): nothing is stored.
     """
     tokens = count_episode_tokens(user_input, response)
@@ -90,6 +90,10 @@ def episode_create(
             metadata=metadata or {},
         )
     return episode
+
+
+# The attribute names ``Episode.from_db`` takes the written row's values in.
+_EPISODE_FIELDS = ("id", "session_id", "user_input", "response", "token_count", "created_at", "metadata")
 
 
 @functools.cache
@@ -121,14 +125,16 @@ def _fused_episode_insert_sql(*, owner_check: bool) -> str:
 def episode_create_for_user(
     *, user: Any, session_uuid: str | uuid_lib.UUID, user_input: str, response: str, metadata: dict | None = None
 ) -> Episode:
-    """``episode_create`` for the session with this uuid, if ``user`` may see it (else ``Http404``).
+    """``episode_create`` for the session with this uuid, if ``user`` may see it (else ``SessionNotFound``).
 
     On PostgreSQL the visibility check, the counter UPDATE (which takes the
     session's row lock first, as in ``episode_create``) and the INSERT are
     one statement, committed on its own: one round trip instead of a lookup,
-    BEGIN, UPDATE, INSERT and COMMIT. ``post_save`` is then sent exactly as
-    ``Model.save()`` sends it, so the summarization trigger runs as usual
-    (after the commit). Other databases take the two-step path.
+    BEGIN, UPDATE, INSERT and COMMIT. The row comes back as a model instance
+    through ``Model.from_db``, as the ORM builds every row it reads, and
+    ``post_save`` is sent as ``Model.save()`` sends it, so the summarization
+    trigger runs as usual (after the commit). Other databases take the
+    two-step path.
     """
     parsed = parse_session_uuid(session_uuid)
     alias = router.db_for_write(Episode)
@@ -143,22 +149,17 @@ def episode_create_for_user(
     owner_params = [] if user.is_staff else [user.pk]
     metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
     params = [tokens, now, parsed, *owner_params, user_input, response, tokens, now, metadata_db]
-    with hot_cursor(connection) as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(_fused_episode_insert_sql(owner_check=not user.is_staff), params)
         row = cursor.fetchone()
     if row is None:
-        raise Http404("No such session.")
-    episode = Episode(
-        id=row[0],
-        session_id=row[1],
-        user_input=user_input,
-        response=response,
-        token_count=tokens,
-        created_at=now,
-        metadata=metadata,
+        raise SessionNotFound
+    episode_id, session_id = row
+    episode = Episode.from_db(
+        alias,
+        _EPISODE_FIELDS,
+        (episode_id, session_id, user_input, response, tokens, now, metadata),
     )
-    episode._state.adding = False
-    episode._state.db = alias
     post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
     return episode
 
@@ -168,13 +169,11 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
 
     One counter UPDATE (taking the session's row lock first, as
     ``episode_create`` does, so ids follow commit order), one multi-row
-    INSERT, and one summarization check for the whole batch: ``bulk_create``
-    sends no ``post_save``, so the check is requested here, and it runs only
-    after the commit. ``Http404`` (nothing stored) if the session is gone.
+    INSERT, and one ``episodes_bulk_created`` signal for the whole batch
+    (``bulk_create`` sends no ``post_save``), sent inside the transaction so
+    its receivers can defer their work to after the commit.
+    ``SessionNotFound`` (nothing stored) if the session is gone.
     """
-    # Imported here: summaries depends on sessions_app, not the other way round.
-    from summaries.services import summarization_request
-
     if not items:
         return []
     counts = [count_episode_tokens(item["user_input"], item["response"]) for item in items]
@@ -191,5 +190,5 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     with transaction.atomic():
         _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts))
         created = Episode.objects.bulk_create(episodes)
-        summarization_request(session_pk=session.pk)
+        episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)
     return created

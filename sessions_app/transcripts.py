@@ -25,10 +25,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from rest_framework import serializers
 
-from sessions_app.api.validators import check_metadata, check_storable_text
 from sessions_app.models import ChatSession, Episode
+from sessions_app.services import episodes_bulk_create, session_create
+from sessions_app.validation import metadata_problem, text_problem
 
 FORMAT = "nexus-transcript/1"
 
@@ -85,10 +85,9 @@ def _text(obj: dict, key: str, max_chars: int) -> str:
         raise ValueError(f'"{key}" is empty')
     if len(value) > max_chars:
         raise ValueError(f'"{key}" is longer than {max_chars} characters')
-    try:
-        check_storable_text(value)
-    except serializers.ValidationError as exc:
-        raise ValueError(f'"{key}": {exc.detail[0]}') from None
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(f'"{key}": {problem}')
     return value
 
 
@@ -96,10 +95,10 @@ def _metadata(obj: dict) -> dict:
     value = obj.get("metadata")
     if value is None:
         return {}
-    try:
-        return check_metadata(value)
-    except serializers.ValidationError as exc:
-        raise ValueError(f'"metadata": {exc.detail[0]}') from None
+    problem = metadata_problem(value)
+    if problem:
+        raise ValueError(f'"metadata": {problem}')
+    return value
 
 
 def _created_at(obj: dict) -> datetime | None:
@@ -169,8 +168,6 @@ def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | 
     batch after commit), so a long transcript is summarized in the
     background exactly like live traffic. Original timestamps are kept.
     """
-    from sessions_app.services import episodes_bulk_create, session_create
-
     if transcript.errors:
         raise ValueError("the transcript has bad lines")
     with transaction.atomic():

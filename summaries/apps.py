@@ -8,7 +8,13 @@ class SummariesConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_save
 
-        from sessions_app.models import Episode
-        from summaries.signals import episode_saved
+        from sessions_app.models import ChatSession, Episode
+        from sessions_app.signals import episodes_bulk_created
+        from summaries.signals import episode_saved, episodes_bulk_created_received
 
         post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
+        episodes_bulk_created.connect(
+            episodes_bulk_created_received,
+            sender=ChatSession,
+            dispatch_uid="summaries.episodes_bulk_created_received",
+        )

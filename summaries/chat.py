@@ -20,8 +20,8 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404
 
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from summaries.context import ContextResult, build_context
@@ -141,7 +141,7 @@ def _store(
                 "completion_tokens": completion.completion_tokens,
             },
         )
-    except Http404:
+    except SessionNotFound:
         log(outcome="session_gone")
         raise ChatSessionGone() from None
     timings.total_ms = timings.since_start()

@@ -20,7 +20,6 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from nexus.db import hot_cursor
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummarizationState, Summary
 
@@ -105,9 +104,7 @@ def session_gate(session_pk: int, *, using: str = DEFAULT_DB_ALIAS) -> Gate | No
     """
     connection = connections[using]
     sql, params = _gate_sql(using, connection.vendor, settings.SUMMARY_MIN_EPISODES)
-    # Prepared on PostgreSQL: planning the nested subqueries costs the server
-    # five times what running them does.
-    with hot_cursor(connection) as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, tuple(session_pk if p == _PK_SENTINEL else p for p in params))
         row = cursor.fetchone()
     return None if row is None else _gate_from(dict(zip(_GATE_COLUMNS, row)))
@@ -115,7 +112,7 @@ def session_gate(session_pk: int, *, using: str = DEFAULT_DB_ALIAS) -> Gate | No
 
 def gate_for_run(session_pk: int) -> Gate | None:
     """The gate plus the session's last episode id, which bounds what a run folds."""
-    row = _gate_queryset([session_pk]).with_last_episode_id().values(*_GATE_COLUMNS, "last_id").first()
+    row = _gate_queryset([session_pk]).with_last_episode_id().values(*_GATE_COLUMNS, "last_episode_id").first()
     return None if row is None else _gate_from(row)
 
 
@@ -126,7 +123,7 @@ def _gate_from(values: dict[str, Any]) -> Gate:
         covered_through=values["covered_through"] or 0,
         enough_new_episodes=values["nth_pending"] is not None,
         state=values["st_state"],
-        last_episode_id=values.get("last_id"),
+        last_episode_id=values.get("last_episode_id"),
     )
 
 

@@ -19,3 +19,10 @@ def episode_saved(
     if raw or not created:
         return
     summarization_request(session_pk=instance.session_id)
+
+
+def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any) -> None:
+    """A bulk write (``sessions_app.signals.episodes_bulk_created``) may make
+    its session due for a summary: one request for the whole batch, checked
+    after commit like a single write's."""
+    summarization_request(session_pk=session_pk)

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from sessions_app.admin import SUMMARY_ROWS_INLINE
+from summaries.admin.sessions import SUMMARY_ROWS_INLINE
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummarizationState
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory

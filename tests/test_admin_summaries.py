@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from sessions_app.models import Episode
 from sessions_app.tokens import count_tokens
-from summaries.admin import COVERED_EPISODES_SHOWN
+from summaries.admin.summaries import COVERED_EPISODES_SHOWN
 from summaries.curation import summary_curate
 from summaries.models import Summary, SummaryRevision
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory

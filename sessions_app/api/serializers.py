@@ -8,9 +8,10 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from rest_framework import serializers
 
-from sessions_app.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField, check_metadata, is_storable_text
+from nexus.api.pagination import MAX_ID
+from sessions_app.api.validators import LimitedTextField, MetadataField, check_metadata
 from sessions_app.models import ChatSession, Episode
+from sessions_app.validation import is_storable_text
 
 
 class SessionSerializer(serializers.ModelSerializer):

@@ -1,15 +1,13 @@
 """Input checks shared by the API serializers.
 
-Text that PostgreSQL cannot store (NUL characters, lone surrogates from
-``\\ud800``-style JSON escapes) is refused with a 400 that names the field,
-instead of failing in the database driver: DRF's ``CharField`` already
-refuses both, so the checks here cover what it does not see (the keys and
-strings inside ``metadata``, text checked outside a serializer).
+The checks themselves are ``sessions_app.validation``'s; here they become
+DRF validators, so a problem is a 400 that names the field. DRF's
+``CharField`` already refuses text the database cannot store, so these
+cover what it does not see (the keys and strings inside ``metadata``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -17,50 +15,21 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-
-def is_storable_text(text: str) -> bool:
-    """No null character and no lone surrogate (which UTF-8 cannot encode)."""
-    if "\x00" in text:
-        return False
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+from sessions_app.validation import metadata_problem, text_problem
 
 
 def check_storable_text(value: str) -> str:
-    if is_storable_text(value):
-        return value
-    if "\x00" in value:
-        raise serializers.ValidationError("Null characters are not allowed.")
-    raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).")
-
-
-def _walk_strings(value: Any) -> None:
-    if isinstance(value, str):
-        check_storable_text(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_storable_text(key)
-            _walk_strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            _walk_strings(item)
+    problem = text_problem(value)
+    if problem:
+        raise serializers.ValidationError(problem)
+    return value
 
 
 def check_metadata(value: Any) -> dict:
     """A JSON object of bounded size whose strings the database can store."""
-    if not isinstance(value, dict):
-        raise serializers.ValidationError("Must be a JSON object.")
-    _walk_strings(value)
-    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
-    if size > settings.API_METADATA_MAX_BYTES:
-        raise serializers.ValidationError(
-            f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
-        )
+    problem = metadata_problem(value)
+    if problem:
+        raise serializers.ValidationError(problem)
     return value
 
 

@@ -27,7 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sessions_app.api.pagination import EpisodeCursorPagination, SessionPagination
+from nexus.api.pagination import IdCursorPagination, SessionPagination
 from sessions_app.api.serializers import (
     AfterIdSerializer,
     EpisodeSerializer,
@@ -37,7 +37,7 @@ from sessions_app.api.serializers import (
     episode_payload,
     plain_episode_input,
 )
-from sessions_app.api.throttling import AnonThrottle, UserThrottle
+from nexus.api.throttling import AnonThrottle, UserThrottle
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
 from sessions_app.services import (
@@ -144,7 +144,7 @@ EPISODE_WRITTEN = PolymorphicProxySerializer(
 @extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
 class EpisodeListView(generics.ListAPIView):
     serializer_class = EpisodeSerializer
-    pagination_class = EpisodeCursorPagination
+    pagination_class = IdCursorPagination
 
     def get_queryset(self) -> QuerySet[Episode]:
         session = session_for_user(self.request.user, self.kwargs["uuid"])
@@ -203,7 +203,7 @@ class EpisodeListView(generics.ListAPIView):
 )
 class EpisodeSinceView(generics.ListAPIView):
     serializer_class = EpisodeSerializer
-    pagination_class = EpisodeCursorPagination
+    pagination_class = IdCursorPagination
 
     def get_queryset(self) -> QuerySet[Episode]:
         session = session_for_user(self.request.user, self.kwargs["uuid"])

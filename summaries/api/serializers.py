@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from sessions_app.api.pagination import MAX_ID
+from nexus.api.pagination import MAX_ID
 from sessions_app.api.validators import LimitedTextField
 from summaries.models import SummarizationState, Summary
 

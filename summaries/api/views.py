@@ -19,8 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sessions_app.api.pagination import MAX_ID, SummaryCursorPagination
+from nexus.api.pagination import MAX_ID, IdCursorPagination
 from sessions_app.api.views import UUID_PARAM
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user
 from summaries.api.serializers import (
@@ -54,6 +55,11 @@ def summary_for_user(user, summary_id: int | str) -> Summary:
         raise Http404("No such summary.") from None
 
 
+class SummaryCursorPagination(IdCursorPagination):
+    # Rows of one session never overlap, so the first id orders them uniquely.
+    ordering = "first_episode_id"
+
+
 def _status_response(session_pk: int, code: int = status.HTTP_200_OK) -> Response:
     return Response(SummarizationStatusSerializer(summarization_status(session_pk)).data, status=code)
 
@@ -85,7 +91,7 @@ class SummaryCreateView(APIView):
         data = serializer.validated_data
         try:
             session = session_for_user(request.user, data["session"])
-        except Http404:
+        except SessionNotFound:
             raise ValidationError({"session": ["No such session."]}) from None
         summary = summary_create_for_range(
             session=session,

@@ -8,9 +8,9 @@ import threading
 import pytest
 from django.db import connection, connections
 from django.db.models.signals import post_save
-from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create, episode_create_for_user, episodes_bulk_create
 from sessions_app.tokens import count_episode_tokens
@@ -356,9 +356,9 @@ def test_session_deleted_before_a_write_is_404_not_an_integrity_error(owner):
     session = ChatSessionFactory(owner=owner)
     found = ChatSession.objects.get(pk=session.pk)
     session.delete()
-    with pytest.raises(Http404):
+    with pytest.raises(SessionNotFound):
         episode_create(session=found, user_input="q", response="a")
-    with pytest.raises(Http404):
+    with pytest.raises(SessionNotFound):
         episodes_bulk_create(session=found, items=items(3))
     assert not Episode.objects.exists()
 
@@ -366,7 +366,7 @@ def test_session_deleted_before_a_write_is_404_not_an_integrity_error(owner):
 def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
     calls = []
     monkeypatch.setattr(
-        "summaries.services.summarization_request", lambda **kwargs: calls.append(kwargs)
+        "summaries.signals.summarization_request", lambda **kwargs: calls.append(kwargs)
     )
     api_client.post(url(session), items(7), format="json")
     assert calls == [{"session_pk": session.pk}]

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
+from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.services import session_update
 from summaries.models import SummarizationState
@@ -157,7 +157,7 @@ def test_patch_of_a_session_deleted_meanwhile_is_404(owner):
     session = ChatSessionFactory(owner=owner, title="Before")
     found = ChatSession.objects.get(pk=session.pk)
     session.delete()
-    with pytest.raises(Http404):
+    with pytest.raises(SessionNotFound):
         session_update(session=found, title="After")
     assert not ChatSession.objects.exists()
 

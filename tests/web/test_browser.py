@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions_app.models import ChatSession, Episode
-from sessions_app.views import HISTORY_PAGE_SIZE
+from summaries.pages import HISTORY_PAGE_SIZE
 from summaries.inference import PermanentInferenceError
 from summaries.inference.base import ChatStream
 from summaries.inference.offline import OfflineClient

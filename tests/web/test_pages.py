@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessions_app.models import ChatSession
-from sessions_app.views import HISTORY_PAGE_SIZE
+from summaries.pages import HISTORY_PAGE_SIZE
 from summaries.models import SummarizationState
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 

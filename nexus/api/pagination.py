@@ -40,14 +40,5 @@ class IdCursorPagination(_SettingsPageSize, CursorPagination):
         return cursor
 
 
-class EpisodeCursorPagination(IdCursorPagination):
-    pass
-
-
-class SummaryCursorPagination(IdCursorPagination):
-    # Rows of one session never overlap, so the first id orders them uniquely.
-    ordering = "first_episode_id"
-
-
 class SessionPagination(_SettingsPageSize, PageNumberPagination):
     pass

@@ -1,4 +1,4 @@
-"""Staff admin for summary rows: curate, regenerate, rebuild, audit and restore.
+"""Staff admin for summary rows: curate, regenerate, rebuild and restore.
 
 The admin holds no summarization logic. An edit goes through
 ``summary_curate`` (the row becomes curated and its previous state is kept
@@ -8,9 +8,7 @@ the same queueing services as the API.
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import widgets
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -21,63 +19,19 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
-from sessions_app.admin import ReadOnlyAdminMixin, episodes_url, preview, queue_chain_rebuilds, with_previews
+from sessions_app.admin import episodes_url, preview, with_previews
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
 from summaries import services
+from summaries.admin.forms import SummaryForm
+from summaries.admin.sessions import queue_chain_rebuilds
 from summaries.curation import summary_curate, summary_restore
-from summaries.models import SummarizationState, Summary, SummaryRevision
+from summaries.models import Summary, SummaryRevision
 
 # The row's page lists at most this many covered episodes and revisions;
 # the rest are one link away in their own lists.
 COVERED_EPISODES_SHOWN = 50
 REVISIONS_SHOWN = 50
-
-
-class NormalizedTextField(forms.CharField):
-    """Browsers send textarea lines ending in CRLF; store LF, as the
-    summarizer writes, so saving an untouched text is no change at all."""
-
-    def to_python(self, value):
-        value = super().to_python(value)
-        return value.replace("\r\n", "\n").replace("\r", "\n")
-
-
-class SummaryForm(forms.ModelForm):
-    content = NormalizedTextField(widget=widgets.AdminTextareaWidget(attrs={"rows": 14}))
-    # The row's ``updated_at`` when the page was drawn. A pass that lands
-    # while someone edits (an automatic update, a regeneration, another
-    # person's edit) is not silently replaced by a text written against
-    # the older version.
-    loaded_version = forms.CharField(widget=forms.HiddenInput, required=False)
-
-    class Meta:
-        model = Summary
-        fields = ("content",)
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance.pk:
-            self.fields["loaded_version"].initial = self.current_version()
-
-    def current_version(self) -> str:
-        return self.instance.updated_at.isoformat()
-
-    def clean(self) -> dict:
-        cleaned = super().clean()
-        loaded = cleaned.get("loaded_version")
-        stale = bool(self.instance.pk and loaded and loaded != self.current_version())
-        if stale and "content" in self.changed_data:
-            # Submitting again (after reading the current text) saves the edit.
-            self.data = self.data.copy()
-            self.data["loaded_version"] = self.current_version()
-            raise forms.ValidationError(
-                "This row changed after you opened it. Its text is now: \u201c%(current)s\u201d "
-                "(episodes %(range)s). Save again to replace it with yours.",
-                code="stale",
-                params={"current": self.instance.content, "range": self.instance.episode_range},
-            )
-        return cleaned
 
 
 @admin.register(Summary)
@@ -297,53 +251,3 @@ class SummaryAdmin(admin.ModelAdmin):
     def rebuild_session_chains(self, request: HttpRequest, queryset: QuerySet) -> None:
         sessions = list(ChatSession.objects.filter(pk__in=queryset.values("session_id")).order_by("pk"))
         queue_chain_rebuilds(self, request, sessions)
-
-
-@admin.register(SummaryRevision)
-class SummaryRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = (
-        "created_at",
-        "summary_link",
-        "source",
-        "actor",
-        "episode_range",
-        "token_count",
-        "curated",
-    )
-    list_select_related = ("summary", "actor")
-    list_filter = ("source",)
-    search_fields = ("content",)
-    ordering = ("-created_at", "-pk")
-    fields = (
-        "summary_link",
-        "source",
-        "actor",
-        "created_at",
-        "episode_range",
-        "token_count",
-        "curated",
-        "content",
-    )
-    readonly_fields = ("summary_link", "episode_range")
-
-    @admin.display(description="summary row", ordering="summary")
-    def summary_link(self, obj: SummaryRevision) -> str:
-        url = reverse("admin:summaries_summary_change", args=[obj.summary_id])
-        return format_html('<a href="{}">{}</a>', url, obj.summary)
-
-    @admin.display(description="range before")
-    def episode_range(self, obj: SummaryRevision) -> str:
-        return f"{obj.first_episode_id}-{obj.last_episode_id}"
-
-
-@admin.register(SummarizationState)
-class SummarizationStateAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("session", "state", "updated_at", "failed_at", "error_preview", "rerun_requested")
-    list_select_related = ("session",)
-    list_filter = ("state",)
-    search_fields = ("session__uuid", "session__title")
-    ordering = ("-updated_at",)
-
-    @admin.display(description="last error")
-    def error_preview(self, obj: SummarizationState) -> str:
-        return preview(obj.last_error, 100)

@@ -2,6 +2,9 @@
 
 DRF already answers its own exceptions and ``Http404``; this handler adds:
 
+- the domain's not-found errors (``nexus.errors.NotFound``, raised by
+  services and selectors) as the same 404 DRF gives for ``Http404``;
+
 - Django's ``ValidationError`` (raised by services and ``check_*``
   functions) as a 400 whose body names the fields, like a serializer error;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413;
@@ -18,6 +21,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from nexus.errors import NotFound
+
 
 class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
@@ -26,7 +31,9 @@ class PayloadTooLarge(exceptions.APIException):
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, DjangoValidationError):
+    if isinstance(exc, NotFound):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)
     elif isinstance(exc, RequestDataTooBig):

@@ -1,0 +1,14 @@
+"""Signals sessions_app sends; apps above it listen (sessions_app imports none of them).
+
+A single episode write sends Django's ``post_save``; a bulk write sends no
+``post_save`` (``bulk_create`` never does), so it announces itself here.
+"""
+
+from __future__ import annotations
+
+import django.dispatch
+
+# Sent by ``episodes_bulk_create`` inside its transaction, once per batch:
+# ``sender=ChatSession, session_pk=<pk>, episodes=<list of the new Episodes>``.
+# A receiver that acts on the new rows defers the work to ``on_commit``.
+episodes_bulk_created = django.dispatch.Signal()

@@ -1,0 +1,69 @@
+"""What an episode or session may hold, checked without any HTTP framework.
+
+Text that PostgreSQL cannot store (NUL characters, lone surrogates from
+``\\ud800``-style JSON escapes) and oversized metadata are refused before
+they reach the database driver. Each check returns the problem as a
+sentence (``None`` when there is none), so every caller words its error its
+own way: the API's validators (``sessions_app.api.validators``) as a 400
+naming the field, the transcript import with the line number.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+
+
+def is_storable_text(text: str) -> bool:
+    """No null character and no lone surrogate (which UTF-8 cannot encode)."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text_problem(value: str) -> str | None:
+    """Why the database cannot store ``value``, or ``None``."""
+    if is_storable_text(value):
+        return None
+    if "\x00" in value:
+        return "Null characters are not allowed."
+    return "Text must be valid Unicode (no lone surrogates)."
+
+
+def strings_problem(value: Any) -> str | None:
+    """The first string (or object key) inside ``value`` the database cannot store, as its problem."""
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = text_problem(key) or strings_problem(item)
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        for item in value:
+            problem = strings_problem(item)
+            if problem:
+                return problem
+    return None
+
+
+def metadata_problem(value: Any) -> str | None:
+    """Why ``value`` is not acceptable metadata (a JSON object of bounded
+    size whose strings the database can store), or ``None``."""
+    if not isinstance(value, dict):
+        return "Must be a JSON object."
+    problem = strings_problem(value)
+    if problem:
+        return problem
+    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    if size > settings.API_METADATA_MAX_BYTES:
+        return f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
+    return None

@@ -1,0 +1,8 @@
+"""Staff admin of summaries; each module registers its own models.
+
+``sessions`` replaces sessions_app's chat session admin with one that shows
+the summary chain; ``summaries`` is the row's curation; ``history`` its
+revisions and the summarization state.
+"""
+
+from summaries.admin import history, sessions, summaries  # noqa: F401  (registers the admins)
