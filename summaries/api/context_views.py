@@ -41,7 +41,7 @@ from summaries.chat import (
     chat_turn,
     chat_turn_stream,
 )
-from summaries.context import build_context
+from summaries.context import ContextTooLarge, build_context
 
 logger = logging.getLogger("nexus.chat")
 
@@ -139,6 +139,9 @@ class ContextQuerySerializer(serializers.Serializer):
 class OmittedSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
     digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
+    retrieved = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Episode ids ranked for the question that did not fit."
+    )
     summaries_before_episode = serializers.IntegerField(
         allow_null=True,
         help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "
@@ -153,12 +156,16 @@ class ContextSerializer(serializers.Serializer):
         help_text="What the prompt would cost with every episode in full."
     )
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary rows used.")
+    retrieved = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Older episodes quoted in full because they rank highest for the question.",
+    )
     recent = serializers.ListField(child=serializers.IntegerField(), help_text="Episodes quoted in full.")
     digest = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
     )
     omitted = OmittedSerializer(help_text="What the budget left out.")
-    budget = serializers.IntegerField(allow_null=True)
+    budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
     within_budget = serializers.BooleanField()
 
 
@@ -225,17 +232,20 @@ class SessionContextView(APIView):
         tags=["context"],
         summary="The context the next reply would get (seed-002 layout)",
         parameters=[UUID_PARAM, ContextQuerySerializer],
-        responses={200: ContextSerializer, 400: OpenApiResponse(description="Bad question or budget.")},
+        responses={200: ContextSerializer, 400: OpenApiResponse(description="Bad question or budget, or a question the budget cannot hold.")},
     )
     def get(self, request: Request, uuid: str) -> Response:
         session = session_for_user(request.user, uuid)
         query = ContextQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        result = build_context(
-            session=session,
-            question=query.validated_data["question"],
-            budget=query.validated_data.get("budget"),
-        )
+        try:
+            result = build_context(
+                session=session,
+                question=query.validated_data["question"],
+                budget=query.validated_data.get("budget"),
+            )
+        except ContextTooLarge as err:
+            raise serializers.ValidationError({"budget": [str(err)]}) from err
         return Response(result.as_dict())
 
 
@@ -278,10 +288,13 @@ class SessionChatView(APIView):
         message: str = body.validated_data["message"]
         budget: int | None = body.validated_data.get("budget")
 
-        if isinstance(request.accepted_renderer, EventStreamRenderer):
-            return self._stream(chat_turn_stream(session=session, message=message, budget=budget))
         try:
+            if isinstance(request.accepted_renderer, EventStreamRenderer):
+                return self._stream(chat_turn_stream(session=session, message=message, budget=budget))
             turn = chat_turn(session=session, message=message, budget=budget)
+        except ContextTooLarge as err:
+            # No prompt over budget is ever sent: the message alone does not fit.
+            raise serializers.ValidationError({"message": [str(err)]}) from err
         except ChatTurnError as err:
             return chat_error_response(err)
         return Response(chat_turn_payload(turn), status=status.HTTP_201_CREATED)
