@@ -23,7 +23,7 @@ from django.utils.translation import ngettext
 
 from sessions_app.admin_filters import ActivityFilter, OwnerFilter, SessionFilter
 from sessions_app.models import ChatSession, Episode
-from summaries import services
+from summaries import triggers
 from summaries.models import SummarizationState, Summary
 
 PREVIEW_CHARS = 80
@@ -61,7 +61,7 @@ def queue_chain_rebuilds(
     # The service enqueues on commit: all the rebuilds go out together.
     with transaction.atomic():
         for session in sessions:
-            services.session_rebuild(session=session, actor=request.user)
+            triggers.session_rebuild(session=session, actor=request.user)
     count = len(sessions)
     model_admin.message_user(
         request,

@@ -173,7 +173,7 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     after the commit. ``Http404`` (nothing stored) if the session is gone.
     """
     # Imported here: summaries depends on sessions_app, not the other way round.
-    from summaries.services import summarization_request
+    from summaries.triggers import request_run
 
     if not items:
         return []
@@ -191,5 +191,5 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     with transaction.atomic():
         _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts))
         created = Episode.objects.bulk_create(episodes)
-        summarization_request(session_pk=session.pk)
+        request_run(session_pk=session.pk)
     return created

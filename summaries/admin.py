@@ -24,7 +24,7 @@ from django.utils.translation import ngettext
 from sessions_app.admin import ReadOnlyAdminMixin, episodes_url, preview, queue_chain_rebuilds, with_previews
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
-from summaries import services
+from summaries import triggers
 from summaries.curation import summary_curate, summary_restore
 from summaries.models import SummarizationState, Summary, SummaryRevision
 
@@ -280,7 +280,7 @@ class SummaryAdmin(admin.ModelAdmin):
         # The service enqueues on commit: every row goes out, or none does.
         with transaction.atomic():
             for summary in rows:
-                services.summary_regenerate(summary=summary, actor=request.user)
+                triggers.summary_regenerate(summary=summary, actor=request.user)
         count = len(rows)
         self.message_user(
             request,

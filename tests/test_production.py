@@ -545,10 +545,10 @@ def test_bad_lines_are_reported_by_number_and_nothing_is_stored(owner, tmp_path)
 
 
 def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path, monkeypatch):
-    from summaries import services
+    from summaries import triggers
 
     calls = []
-    monkeypatch.setattr(services, "summarization_request", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(triggers, "request_run", lambda **kw: calls.append(kw))
     path = tmp_path / "long.jsonl"
     path.write_text(
         "".join(
