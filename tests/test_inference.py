@@ -22,6 +22,8 @@ from summaries.inference import (
     PermanentInferenceError,
     TransientInferenceError,
     get_client,
+    register_backend,
+    unregister_backend,
 )
 from summaries.inference import http as inference_http
 from summaries.inference.offline import OFFLINE_MARKER, OFFLINE_MODEL
@@ -520,6 +522,20 @@ def test_get_client_is_cached_per_backend(settings):
     assert get_client("ollama") is not get_client("openai")
     with pytest.raises(ImproperlyConfigured):
         get_client("gpt-in-a-box")
+
+
+def test_a_registered_backend_is_chosen_by_the_setting(settings):
+    fake = object()
+    register_backend("Fake-Model", lambda: fake)
+    try:
+        settings.INFERENCE_BACKEND = "fake-model"
+        assert get_client() is fake and get_client("fake-model") is fake
+    finally:
+        unregister_backend("fake-model")
+    with pytest.raises(ImproperlyConfigured):
+        get_client()
+    with pytest.raises(ValueError):
+        register_backend("ollama", lambda: fake)
 
 
 def test_http_backends_share_one_pooled_client(served):
