@@ -48,7 +48,7 @@ from django.test.utils import override_settings  # noqa: E402
 from sessions_app.models import ChatSession  # noqa: E402
 from sessions_app.services import episode_create  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
-from summaries.inference import Completion, get_client  # noqa: E402
+from summaries.inference import Completion, get_client, register_backend, unregister_backend  # noqa: E402
 from summaries.models import Summary  # noqa: E402
 from summaries.selectors import pending_episode_count  # noqa: E402
 from tests.fake_model_server import FakeModelServer  # noqa: E402
@@ -112,21 +112,22 @@ def fewest_calls(pairs: list[tuple[str, str]], cap: int) -> int:
 def run(label: str, n: int, server: FakeModelServer, wrap_words: int | None, size: str) -> None:
     from django.conf import settings
 
-    from summaries.runner import calls as runner_calls
-
     user, _ = get_user_model().objects.get_or_create(username="bench-summaries")
     session = ChatSession.objects.create(owner=user, title=f"bench {label}")
     server.reset()
-    original = runner_calls._client
+    backend = "ollama"
     if wrap_words:
+        # The padded answers are a backend of their own, chosen like any other.
         client = LongAnswers(wrap_words)
-        runner_calls._client = lambda _c: client  # type: ignore[assignment]
+        backend = "bench-long-answers"
+        register_backend(backend, lambda: client)  # type: ignore[arg-type, return-value]
     try:
-        with override_settings(INFERENCE_SERVICE_URL=server.url):
+        with override_settings(INFERENCE_SERVICE_URL=server.url, INFERENCE_BACKEND=backend):
             for question, reply in exchanges(n, size):
                 episode_create(session=session, user_input=question, response=reply)
     finally:
-        runner_calls._client = original
+        if wrap_words:
+            unregister_backend(backend)
     prompts = [r["body"]["messages"][0]["content"] for r in server.requests if r["path"] == "/api/chat"]
     session.refresh_from_db()
     episode_tokens = session.cached_total_tokens

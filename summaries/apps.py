@@ -6,6 +6,8 @@ class SummariesConfig(AppConfig):
     verbose_name = "Summaries"
 
     def ready(self) -> None:
+        # Imported here: models (and receivers that import them) load only
+        # once the app registry is ready.
         from django.db.models.signals import post_save
 
         from sessions_app.models import ChatSession, Episode

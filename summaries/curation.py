@@ -76,7 +76,9 @@ def summary_restore(*, revision: SummaryRevision, actor=None) -> Summary:
         summary.token_count = revision.token_count
         summary.first_episode_id = revision.first_episode_id
         summary.last_episode_id = revision.last_episode_id
-        # A restored text is a person's choice: keep it out of automatic passes.
+        # A restored text is a person's choice: keep it out of automatic
+        # passes, and record whose, as an edit does.
         summary.curated = True
+        summary.curated_by = _person(actor)
         summary.save()
     return summary

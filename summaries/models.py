@@ -79,6 +79,7 @@ class SummaryRevision(models.Model):
         STAFF_EDIT = "staff_edit", "Staff edit"
         API_EDIT = "api_edit", "API edit"
         REGENERATE = "regenerate", "Regeneration"
+        REBUILD = "rebuild", "Rebuild"
         RESTORE = "restore", "Restore"
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="revisions")

@@ -7,7 +7,6 @@ server applies the model's own chat template.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 FRESH_SUMMARY_PROMPT = (
     "Summarize the conversation below in 3-5 sentences.\n"
@@ -39,10 +38,6 @@ def format_exchange(user_input: str, response: str) -> str:
     return f"{USER_PREFIX}{user_input}\n{ASSISTANT_PREFIX}{response}"
 
 
-def format_exchanges(exchanges: Iterable[tuple[str, str]]) -> str:
-    return EXCHANGE_SEPARATOR.join(format_exchange(u, r) for u, r in exchanges)
-
-
 def fresh_prompt(context: str) -> str:
     return FRESH_SUMMARY_PROMPT.format(context=context)
 
@@ -58,7 +53,8 @@ _EXCHANGE_RE = re.compile(
 
 
 def parse_exchanges(prompt: str) -> list[tuple[str, str]]:
-    """The exchanges written into a summary prompt by ``format_exchanges``.
+    """The exchanges written into a summary prompt (``format_exchange``,
+    joined by ``EXCHANGE_SEPARATOR``).
 
     The ``offline`` backend reads them back to build its extractive digest
     from the same prompt a real model would receive.

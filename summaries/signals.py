@@ -1,11 +1,11 @@
-"""Signal receivers: they only trigger; the logic lives in summaries.services."""
+"""Signal receivers: they only trigger; the logic lives in summaries.triggers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sessions_app.models import Episode
-from summaries.services import summarization_request
+from summaries.triggers import request_run
 
 
 def episode_saved(
@@ -18,11 +18,11 @@ def episode_saved(
     """
     if raw or not created:
         return
-    summarization_request(session_pk=instance.session_id)
+    request_run(session_pk=instance.session_id)
 
 
 def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any) -> None:
     """A bulk write (``sessions_app.signals.episodes_bulk_created``) may make
     its session due for a summary: one request for the whole batch, checked
     after commit like a single write's."""
-    summarization_request(session_pk=session_pk)
+    request_run(session_pk=session_pk)

@@ -1,4 +1,6 @@
-"""Celery tasks: thin wrappers that take primary keys and call the runner.
+"""Celery tasks: thin wrappers that take primary keys and call the runner;
+sending them (``send_task``, ``queue_run``); and the sweep that finds
+sessions with pending work.
 
 ``acks_late`` (with the project's ``reject_on_worker_lost``) means a task
 whose worker child dies is delivered again with the same task id; the
@@ -12,11 +14,12 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from celery import Task, shared_task
 from django.conf import settings
 
-from summaries import runner
+from summaries import run_state, runner, selectors
 from summaries.inference import PermanentInferenceError, TransientInferenceError
 
 logger = logging.getLogger("nexus.summarization")
@@ -37,13 +40,13 @@ def _owner(task: Task) -> str:
 
 
 def _eager_safe(task: Task, call: Callable[[], runner.RunResult]) -> runner.RunResult | None:
-    """Run ``call``. A permanent model error is already recorded on the state
+    """Run ``call`` and queue what a handed-over run left. A permanent model error is already recorded on the state
     row and logged by the runner: retrying cannot help, so the task ends
     quietly. In eager mode (no broker) a transient failure is not retried
     in-process either, where the backoff would block the web request that
     triggered it; the sweep (or the next write) tries again later."""
     try:
-        return call()
+        result = call()
     except PermanentInferenceError:
         return None
     except TransientInferenceError:
@@ -51,6 +54,8 @@ def _eager_safe(task: Task, call: Callable[[], runner.RunResult]) -> runner.RunR
             raise  # autoretry_for: backoff with jitter, up to max_retries
         logger.info("transient failure in eager mode; left for the sweep", exc_info=True)
         return None
+    queue_rest(result)
+    return result
 
 
 def _finish(
@@ -99,6 +104,70 @@ def rebuild_session(self: Task, session_pk: int, actor_pk: int | None = None) ->
 @shared_task(name="summaries.tasks.sweep_pending_summaries", acks_late=True)
 def sweep_pending_summaries() -> int:
     """Enqueue every session with pending work (the beat schedule runs this)."""
-    from summaries.services import sweep_pending
-
     return len(sweep_pending())
+
+
+# --- sending ------------------------------------------------------------------
+
+
+def send_task(task: Any, *, session_pk: int, kwargs: dict[str, Any]) -> bool:
+    """Send ``task`` to the broker now; True when sent.
+
+    A broker outage is logged, the session's state goes back to idle (so the
+    sweep finds it later) and False is returned. Never raises. Call after
+    commit: the worker may start before an open transaction commits.
+    """
+    try:
+        # A short publish retry: a broker outage must not hold up a web request.
+        task.apply_async(
+            kwargs=kwargs,
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
+        )
+    except Exception as exc:  # noqa: BLE001 - kombu raises many kinds for an unreachable broker
+        logger.warning(
+            "summarization enqueue failed",
+            extra={
+                "session_pk": session_pk,
+                "outcome": "enqueue_failed",
+                "error": f"{type(exc).__name__}: {exc}",
+            },
+        )
+        run_state.mark_unsent(session_pk)
+        return False
+    return True
+
+
+def queue_run(*, session_pk: int, force: bool = False) -> bool:
+    """Mark the session queued (whatever the gate says) and send a
+    ``summarize_session`` task for it now; as ``send_task``."""
+    run_state.mark_queued(session_pk)
+    return send_task(summarize_session, session_pk=session_pk, kwargs={"session_pk": session_pk, "force": force})
+
+
+def queue_rest(result: runner.RunResult | None) -> None:
+    """Queue a fresh task for what a handed-over run left (see ``RunResult``)."""
+    if result is not None and result.handed_over_pk is not None:
+        queue_run(session_pk=result.handed_over_pk)
+
+
+# --- the sweep ------------------------------------------------------------------
+
+
+def sweep_pending(*, synchronous: bool = False, limit: int = 500) -> list[int]:
+    """Find sessions with pending work and queue them (or, ``synchronous``,
+    run them here, one after another). Returns the primary keys of the
+    sessions queued (or run); a broker outage returns fewer.
+
+    This is what makes a broker outage harmless: writes during the outage
+    could not send their task, but their gate still fires, so the next sweep
+    finds them.
+    """
+    done: list[int] = []
+    for session_pk in selectors.sessions_with_pending_work(limit=limit):
+        if synchronous:
+            queue_rest(runner.run_session(session_pk=session_pk, owner=f"sweep-{uuid.uuid4()}"))
+            done.append(session_pk)
+        elif queue_run(session_pk=session_pk):
+            done.append(session_pk)
+    return done

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 SUMMARIES_URL = reverse("admin:summaries_summary_changelist")
 SESSIONS_URL = reverse("admin:sessions_app_chatsession_changelist")
 REGENERATE = SummaryRevision.Source.REGENERATE
+REBUILD = SummaryRevision.Source.REBUILD
 
 
 @pytest.fixture
@@ -63,20 +64,24 @@ def regenerated(summary: Summary) -> int:
     return summary.revisions.filter(source=REGENERATE).count()
 
 
+def rebuilt(summary: Summary) -> int:
+    return summary.revisions.filter(source=REBUILD).count()
+
+
 def assert_rebuilt_once(before: list[Summary]) -> None:
     """The session's chain was folded again exactly once: every row kept
-    from the old chain has one ``regenerate`` revision, and the rows still
+    from the old chain has one ``rebuild`` revision, and the rows still
     cover the same episodes."""
     after = list(Summary.objects.chain(before[0].session_id))
     assert after
-    assert all(regenerated(row) == 1 for row in after)
+    assert all(rebuilt(row) == 1 for row in after)
     assert after[0].first_episode_id == before[0].first_episode_id
     assert after[-1].last_episode_id == before[-1].last_episode_id
 
 
 def assert_untouched(chain: list[Summary]) -> None:
     for row in chain:
-        assert regenerated(row) == 0
+        assert regenerated(row) == 0 and rebuilt(row) == 0
         assert Summary.objects.get(pk=row.pk).content == row.content
 
 

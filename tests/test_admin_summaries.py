@@ -15,7 +15,7 @@ from django.utils import timezone
 from sessions_app.models import Episode
 from sessions_app.tokens import count_tokens
 from summaries.admin.summaries import COVERED_EPISODES_SHOWN
-from summaries.curation import summary_curate
+from summaries.curation import summary_curate, summary_restore
 from summaries.models import Summary, SummaryRevision
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
 
@@ -261,6 +261,26 @@ def test_restore_puts_the_text_back_and_is_itself_a_revision(staff_browser, staf
     assert newest.content == "A staff edit."
     assert newest.actor == staff_user
     assert summary.revisions.count() == 2
+
+
+def test_restore_records_who_restored_as_an_edit_does(staff_user):
+    restorer = UserFactory(username="restorer", is_staff=True, is_superuser=True)
+    browser = Client()
+    browser.force_login(restorer)
+    summary = covered_summary(content="Original machine text.")
+    summary_curate(summary=summary, content="A staff edit.", actor=staff_user)
+    summary.refresh_from_db()
+    assert summary.curated_by == staff_user
+    browser.post(restore_url(summary, summary.revisions.get()))
+    summary.refresh_from_db()
+    assert summary.curated and summary.curated_by == restorer
+
+
+def test_restore_without_a_person_records_nobody(staff_user):
+    summary = covered_summary(content="Original machine text.")
+    summary_curate(summary=summary, content="A staff edit.", actor=staff_user)
+    restored = summary_restore(revision=summary.revisions.get(), actor=None)
+    assert restored.curated and restored.curated_by is None
 
 
 def test_restore_puts_the_range_back(staff_browser, staff_user):

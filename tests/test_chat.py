@@ -212,8 +212,8 @@ class BreaksMidStream:
         return ChatStream(chunks(), finish)
 
 
-def test_chat_stream_failure_mid_stream_stores_nothing(api_client, session, monkeypatch):
-    monkeypatch.setattr(chat_module, "get_client", lambda: BreaksMidStream())
+def test_chat_stream_failure_mid_stream_stores_nothing(api_client, session, use_client):
+    use_client(BreaksMidStream())
     before = Episode.objects.count()
     response = api_client.post(url(session), {"message": "Hi"}, format="json", HTTP_ACCEPT=SSE)
     assert response.status_code == 200  # headers went out with the first chunk
@@ -251,8 +251,8 @@ class DeletesTheSession:
         return ChatStream(chunks(), finished)
 
 
-def test_session_deleted_during_the_turn_is_404(api_client, session, monkeypatch):
-    monkeypatch.setattr(chat_module, "get_client", lambda: DeletesTheSession(session))
+def test_session_deleted_during_the_turn_is_404(api_client, session, use_client):
+    use_client(DeletesTheSession(session))
     response = api_client.post(url(session), {"message": "Still there?"}, format="json")
     assert response.status_code == 404
     assert "nothing was stored" in response.json()["detail"]
@@ -260,8 +260,8 @@ def test_session_deleted_during_the_turn_is_404(api_client, session, monkeypatch
     assert not Episode.objects.filter(user_input="Still there?").exists()
 
 
-def test_session_deleted_during_a_stream_ends_with_an_error_event(api_client, session, monkeypatch):
-    monkeypatch.setattr(chat_module, "get_client", lambda: DeletesTheSession(session))
+def test_session_deleted_during_a_stream_ends_with_an_error_event(api_client, session, use_client):
+    use_client(DeletesTheSession(session))
     response = api_client.post(url(session), {"message": "Still there?"}, format="json", HTTP_ACCEPT=SSE)
     received = events(response)
     assert [e.get("text") for e in received[:2]] == ["Too ", "late."]

@@ -22,10 +22,13 @@ from summaries.inference import (
     PermanentInferenceError,
     TransientInferenceError,
     get_client,
+    register_backend,
+    unregister_backend,
 )
 from summaries.inference import http as inference_http
 from summaries.inference.offline import OFFLINE_MARKER, OFFLINE_MODEL
-from summaries.prompts import format_exchanges, fresh_prompt, update_prompt
+from summaries.prompts import fresh_prompt, update_prompt
+from tests.test_summarization_policy import context_of
 from tests.fake_model_server import (
     FakeModelProcess,
     FakeModelServer,
@@ -42,7 +45,7 @@ EXCHANGES = [
     ("And the Wi-Fi password?", "It is printed on the label underneath. Change it after setup."),
     ("Thanks!", "You are welcome."),
 ]
-PROMPT = fresh_prompt(format_exchanges(EXCHANGES))
+PROMPT = fresh_prompt(context_of(EXCHANGES))
 MESSAGES = [
     {"role": "system", "content": "You are helpful."},
     {"role": "user", "content": "Tell me about routers."},
@@ -307,11 +310,11 @@ def test_failure_modes_are_sorted(served, backend, mode, error, status):
     assert excinfo.value.backend == backend
 
 
-def test_rate_limit_carries_retry_after(served):
+def test_rate_limit_is_transient(served):
     served.set_mode("http_429")
     with pytest.raises(TransientInferenceError) as excinfo:
         get_client("ollama").complete(PROMPT)
-    assert excinfo.value.retry_after == 1.0
+    assert excinfo.value.status_code == 429
     assert "429" in str(excinfo.value)
 
 
@@ -403,10 +406,10 @@ def test_status_codes_are_sorted(mock_transport, settings, status, error):
 
 def test_errors_survive_pickling_with_their_details():
     """Celery's prefork pool pickles a failed task's exception to the parent."""
-    error = TransientInferenceError("HTTP 429", backend="openai", status_code=429, retry_after=2.5)
+    error = TransientInferenceError("HTTP 429", backend="openai", status_code=429)
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is TransientInferenceError
-    assert (str(copy), copy.status_code, copy.retry_after, copy.transient) == (str(error), 429, 2.5, True)
+    assert (str(copy), copy.backend, copy.status_code, copy.transient) == (str(error), "openai", 429, True)
 
 
 def test_every_inference_error_has_a_transient_flag():
@@ -431,7 +434,7 @@ def test_offline_fresh_summary_is_the_extractive_digest():
 def test_offline_update_keeps_the_previous_summary_and_adds_the_new_digest():
     previous = "The user asked about a router that keeps dropping."
     new = [("Is 5 GHz faster?", "Usually yes. It has a shorter range.")]
-    completion = get_client("offline").complete(update_prompt(previous, format_exchanges(new)))
+    completion = get_client("offline").complete(update_prompt(previous, context_of(new)))
     assert completion.text == f"{previous}\n{extractive_digest(new)}"
 
 
@@ -439,7 +442,7 @@ def test_offline_update_keeps_the_previous_summary_and_adds_the_new_digest():
 def test_offline_digests_a_single_episode_whose_start_was_cut(keep, topic):
     """The summarizer cuts one over-long episode to its most recent text,
     losing the ``User:`` label (and, cut deeper, the ``Assistant:`` one)."""
-    episode = format_exchanges([("Q" * 50, "The router needs a firmware update. Then a restart. Done.")])
+    episode = context_of([("Q" * 50, "The router needs a firmware update. Then a restart. Done.")])
     completion = get_client("offline").complete(fresh_prompt(episode[-keep:]))
     assert "Then a restart" in completion.text
     assert ("Topics discussed: QQQ" in completion.text) is topic
@@ -521,6 +524,20 @@ def test_get_client_is_cached_per_backend(settings):
         get_client("gpt-in-a-box")
 
 
+def test_a_registered_backend_is_chosen_by_the_setting(settings):
+    fake = object()
+    register_backend("Fake-Model", lambda: fake)
+    try:
+        settings.INFERENCE_BACKEND = "fake-model"
+        assert get_client() is fake and get_client("fake-model") is fake
+    finally:
+        unregister_backend("fake-model")
+    with pytest.raises(ImproperlyConfigured):
+        get_client()
+    with pytest.raises(ValueError):
+        register_backend("ollama", lambda: fake)
+
+
 def test_http_backends_share_one_pooled_client(served):
     get_client("ollama").complete(PROMPT)
     get_client("openai").complete(PROMPT)
@@ -586,7 +603,7 @@ def test_fake_server_as_a_separate_process_is_driven_over_http(settings):
 
 
 def test_concurrent_calls_share_the_pool_and_are_all_recorded(served):
-    prompts = [fresh_prompt(format_exchanges([(f"Question {i}?", f"Answer {i}.")])) for i in range(24)]
+    prompts = [fresh_prompt(context_of([(f"Question {i}?", f"Answer {i}.")])) for i in range(24)]
     with ThreadPoolExecutor(max_workers=8) as pool:
         texts = list(pool.map(lambda p: get_client("openai").complete(p).text, prompts))
     assert texts == [reply_text(p) for p in prompts]

@@ -548,7 +548,7 @@ def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path
     from summaries import signals
 
     calls = []
-    monkeypatch.setattr(signals, "summarization_request", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(signals, "request_run", lambda **kw: calls.append(kw))
     path = tmp_path / "long.jsonl"
     path.write_text(
         "".join(

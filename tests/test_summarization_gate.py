@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
-from summaries import leases, selectors, services
+from summaries import run_state, selectors, tasks, triggers
 from summaries.models import SummarizationState
 from summaries.signals import episode_saved
 from summaries.tasks import rebuild_session, regenerate_summary, summarize_session
@@ -107,7 +107,7 @@ def test_queued_and_running_sessions_are_not_enqueued_again(
     assert len(sent) == 1
     write(session, django_capture_on_commit_callbacks)  # still queued: the task will read this one too
     assert len(sent) == 1
-    assert leases.claim(session.pk, "task-a")
+    assert run_state.claim(session.pk, "task-a")
     write(session, django_capture_on_commit_callbacks)
     assert len(sent) == 1
     assert state_of(session).rerun_requested is True  # the run will look again before it ends
@@ -182,6 +182,65 @@ def test_nothing_is_sent_when_the_transaction_rolls_back(session, sent, django_c
     assert sent == []
 
 
+def test_a_write_after_a_rolled_back_savepoint_registers_the_check_again(
+    session, sent, django_capture_on_commit_callbacks
+):
+    for _ in range(4):
+        write(session, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        with transaction.atomic():
+            with pytest.raises(RuntimeError):
+                with transaction.atomic():  # a savepoint: its check goes with it
+                    episode_create(session=session, user_input="q", response=LONG)
+                    raise RuntimeError("rolled back")
+            episode_create(session=session, user_input="q", response=LONG)
+            episode_create(session=session, user_input="q", response=LONG)
+    assert len(callbacks) == 1
+    callbacks[0]()
+    assert sent == [("summaries.tasks.summarize_session", {"session_pk": session.pk, "force": False})]
+
+
+def test_a_check_registered_in_a_released_savepoint_still_counts(
+    session, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        with transaction.atomic():
+            with transaction.atomic():
+                episode_create(session=session, user_input="q", response=LONG)
+            episode_create(session=session, user_input="q", response=LONG)
+    assert len(callbacks) == 1
+
+
+def test_a_write_after_a_rolled_back_transaction_is_checked(session, sent, django_capture_on_commit_callbacks):
+    for _ in range(4):
+        write(session, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        with pytest.raises(RuntimeError):
+            with transaction.atomic():
+                episode_create(session=session, user_input="q", response=LONG)
+                raise RuntimeError("rolled back")
+    assert sent == []
+    write(session, django_capture_on_commit_callbacks)
+    assert len(sent) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_real_rollback_then_commit_in_one_thread_sends_once(sent):
+    """Real transactions (no test transaction around them): the check of a
+    rolled-back transaction is gone, the next committed write's runs."""
+    session = ChatSessionFactory()
+    EpisodeFactory.create_batch(4, session=session, response=LONG)
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            episode_create(session=session, user_input="q", response=LONG)
+            raise RuntimeError("rolled back")
+    assert sent == []
+    with transaction.atomic():
+        episode_create(session=session, user_input="q", response=LONG)
+        episode_create(session=session, user_input="q", response=LONG)
+    assert sent == [("summaries.tasks.summarize_session", {"session_pk": session.pk, "force": False})]
+
+
 def test_raw_saves_trigger_nothing(session, sent, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         episode = Episode(session=session, user_input="q", response=LONG)
@@ -245,7 +304,7 @@ def test_sweep_finds_lost_triggers_failures_stale_leases_and_lost_messages(owner
     not_due = ChatSessionFactory(owner=owner)
     EpisodeFactory.create_batch(3, session=not_due, response=LONG)
 
-    found = set(services.sweep_pending())
+    found = set(tasks.sweep_pending())
 
     assert found == {lost_trigger.pk, idle.pk, failed_old.pk, stale_lease.pk, queued_lost.pk}
     assert {kw["session_pk"] for _, kw in sent} == found
@@ -254,13 +313,12 @@ def test_sweep_finds_lost_triggers_failures_stale_leases_and_lost_messages(owner
     assert not found & {failed_recent.pk, live_lease.pk, queued_fresh.pk, not_due.pk}
 
 
-def test_sweep_can_run_synchronously(owner, monkeypatch):
+def test_sweep_can_run_synchronously(owner, use_client):
     from tests.test_summarization_policy import FakeClient
 
-    client = FakeClient()
-    monkeypatch.setattr("summaries.runner.calls._client", lambda _c: client)
+    client = use_client(FakeClient())
     s = due_session(owner)
-    assert services.sweep_pending(synchronous=True) == [s.pk]
+    assert tasks.sweep_pending(synchronous=True) == [s.pk]
     assert len(client.prompts) == 1 and state_of(s).state == "idle"
 
 
@@ -269,8 +327,8 @@ def test_regenerate_and_rebuild_are_queued_after_commit(
 ):
     summary = SummaryFactory(session=session)
     with django_capture_on_commit_callbacks(execute=True):
-        services.summary_regenerate(summary=summary, actor=staff_user)
-        services.session_rebuild(session=session, actor=staff_user)
+        triggers.summary_regenerate(summary=summary, actor=staff_user)
+        triggers.session_rebuild(session=session, actor=staff_user)
     assert sent == [
         ("summaries.tasks.regenerate_summary", {"summary_pk": summary.pk, "actor_pk": staff_user.pk}),
         ("summaries.tasks.rebuild_session", {"session_pk": session.pk, "actor_pk": staff_user.pk}),
@@ -311,7 +369,7 @@ def test_summarize_session_command_runs_forced_and_rebuilds(owner, fake_model, s
     call_command("summarize_session", str(s.uuid), "--rebuild", stdout=out)
     assert len(fake_model.requests) == 2
     row.refresh_from_db()
-    assert row.revisions.filter(source="regenerate").exists()
+    assert row.revisions.filter(source="rebuild").exists()
     with pytest.raises(CommandError):
         call_command("summarize_session", "not-a-uuid")
 
@@ -329,13 +387,12 @@ def test_tasks_retry_only_transient_errors_with_backoff_and_jitter():
 
 
 @pytest.mark.parametrize("transient", [True, False])
-def test_eager_task_records_a_failure_without_raising(owner, monkeypatch, transient):
+def test_eager_task_records_a_failure_without_raising(owner, use_client, transient):
     from summaries.inference import PermanentInferenceError, TransientInferenceError
     from tests.test_summarization_policy import FakeClient
 
     error = TransientInferenceError("HTTP 503") if transient else PermanentInferenceError("empty content")
-    client = FakeClient(fail=[error])
-    monkeypatch.setattr("summaries.runner.calls._client", lambda _c: client)
+    use_client(FakeClient(fail=[error]))
     s = due_session(owner)
 
     assert summarize_session.apply(kwargs={"session_pk": s.pk}).get() is None
@@ -351,7 +408,7 @@ def test_a_forced_request_waits_for_a_busy_session_instead_of_being_dropped(owne
 
     s = ChatSessionFactory(owner=owner)
     EpisodeFactory.create_batch(2, session=s)
-    assert leases.claim(s.pk, "someone-else")
+    assert run_state.claim(s.pk, "someone-else")
     # Called directly, as a worker would run it (not eagerly).
     assert summarize_session(session_pk=s.pk) == "busy"
     with pytest.raises(Retry):

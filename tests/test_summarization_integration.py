@@ -18,7 +18,7 @@ from django.db import connections
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
-from summaries import selectors, services
+from summaries import selectors, tasks, triggers
 from summaries.models import SummarizationState, Summary
 from summaries.prompts import parse_exchanges
 from tests.factories import ChatSessionFactory
@@ -91,7 +91,7 @@ def finish(session: ChatSession, fleet, *, timeout: float = 60) -> None:
     fleet.wait_drained(timeout=timeout, until=lambda: settled(session))
     last_id = Episode.objects.for_session(session.pk).last().pk
     if selectors.covered_through(session.pk) < last_id:
-        assert services.trigger_now(session_pk=session.pk, force=True)
+        assert triggers.request_run_now(session_pk=session.pk, force=True)
         wait_until(
             lambda: selectors.covered_through(session.pk) == last_id and state(session).state == "idle",
             timeout=timeout,
@@ -192,7 +192,7 @@ def test_failing_model_never_breaks_writes_and_summaries_catch_up(
 
     fake_model_process.set_mode("ok")
     assert Episode.objects.filter(session=session).count() == 30
-    services.sweep_pending()
+    tasks.sweep_pending()
     finish(session, fleet, timeout=60)
 
     rows = assert_chain_tiles(session)
@@ -248,6 +248,6 @@ def test_broker_outage_never_fails_writes_and_the_sweep_catches_up(
     assert selectors.sessions_with_pending_work() == [session.pk]
 
     own_redis.start()
-    wait_until(lambda: services.sweep_pending() == [session.pk], timeout=20, message="the sweep to enqueue")
+    wait_until(lambda: tasks.sweep_pending() == [session.pk], timeout=20, message="the sweep to enqueue")
     finish(session, fleet, timeout=60)
     assert_chain_tiles(session)

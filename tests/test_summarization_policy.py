@@ -5,21 +5,21 @@ backlog folding, tiling ranges, failures, and the lease rules of a run."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import pytest
 
 from sessions_app.models import Episode
 from sessions_app.tokens import count_tokens
-from summaries import leases
+from summaries import run_state
 from summaries.curation import summary_curate
 from summaries.inference import Completion, PermanentInferenceError, TransientInferenceError, get_client
 from summaries.models import SummarizationState, Summary, SummaryRevision
 from summaries.policy import Action, RowSnapshot, build_chunk, choose_action
-from summaries.prompts import FRESH_SUMMARY_PROMPT, UPDATE_SUMMARY_PROMPT, format_exchanges
+from summaries.prompts import FRESH_SUMMARY_PROMPT, UPDATE_SUMMARY_PROMPT
 from summaries.runner import RunOutcome, RunResult, rebuild_chain, regenerate_row, run_session
 from summaries.selectors import summarization_status
-from summaries.services import StoreOutcome
+from summaries.store import StoreOutcome
 from tests.factories import EpisodeFactory, SummaryFactory
 from tests.fake_model_server import reply_text
 
@@ -50,6 +50,12 @@ class FakeClient:
             raise self.fail.pop(0)
         text = reply_text(prompt)
         return Completion(text, model or "m", count_tokens(prompt), count_tokens(text), 7)
+
+
+def context_of(pairs: Iterable[tuple[str, str]]) -> str:
+    """The episode text production writes into a prompt (``build_chunk``), uncapped."""
+    episodes = [(i, user, reply) for i, (user, reply) in enumerate(pairs, start=1)]
+    return build_chunk(episodes, max_chars=10**9).context
 
 
 def add_episodes(session, n: int, *, size: int = 0) -> list[Episode]:
@@ -124,7 +130,7 @@ def test_build_chunk_takes_oldest_within_cap_and_cuts_only_a_single_long_episode
     assert long_one.episode_ids == (9,)
     assert len(long_one.context) == 3000
     assert long_one.context.endswith("b" * 100)  # the most recent text is kept
-    assert long_one.truncated_chars == len(format_exchanges([("question", "b" * 5000)])) - 3000
+    assert long_one.truncated_chars == len(context_of([("question", "b" * 5000)])) - 3000
 
 
 # --- prompts as the server receives them ------------------------------------------
@@ -137,7 +143,7 @@ def test_fresh_summary_request_is_exact(session, ollama, fake_model, settings):
     assert result.outcome is RunOutcome.DONE and result.calls == 1
     (request,) = fake_model.requests
     body = request["body"]
-    context = format_exchanges((e.user_input, e.response) for e in episodes)
+    context = context_of((e.user_input, e.response) for e in episodes)
     expected = FRESH_SUMMARY_PROMPT.format(context=context)
     assert request["path"] == "/api/chat"
     assert body["messages"] == [{"role": "user", "content": expected}]
@@ -165,7 +171,7 @@ def test_cumulative_update_carries_the_previous_summary_and_extends_the_range(se
     run_session(session_pk=session.pk, owner=OWNER, client=ollama)
 
     prompt = fake_model.requests[-1]["body"]["messages"][0]["content"]
-    context = format_exchanges((e.user_input, e.response) for e in second)
+    context = context_of((e.user_input, e.response) for e in second)
     assert prompt == UPDATE_SUMMARY_PROMPT.format(existing_summary=previous, context=context)
     (updated,) = assert_tiles(session)
     assert updated.pk == row.pk
@@ -263,7 +269,7 @@ def test_only_a_single_over_long_episode_is_cut_and_the_cut_is_recorded(session,
     assert len(context) == 3000 and context.endswith(" THE END")
     assert "Tell me everything." not in context
     (row,) = assert_tiles(session)
-    full = len(format_exchanges([("Tell me everything.", "start " + "z" * 5000 + " THE END")]))
+    full = len(context_of([("Tell me everything.", "start " + "z" * 5000 + " THE END")]))
     assert row.truncated_chars == full - 3000
 
 
@@ -332,7 +338,7 @@ def test_a_failure_mid_backlog_keeps_the_chunks_already_stored(session):
 
 def test_a_second_run_is_a_no_op_while_the_lease_is_held(session):
     add_episodes(session, 5)
-    assert leases.claim(session.pk, "other-task")
+    assert run_state.claim(session.pk, "other-task")
     client = FakeClient()
     result = run_session(session_pk=session.pk, owner=OWNER, client=client)
     assert result.outcome is RunOutcome.BUSY and client.prompts == []
@@ -341,7 +347,7 @@ def test_a_second_run_is_a_no_op_while_the_lease_is_held(session):
 
 def test_a_redelivered_task_takes_over_its_own_lease(session):
     add_episodes(session, 5)
-    assert leases.claim(session.pk, OWNER)  # the killed first delivery held it
+    assert run_state.claim(session.pk, OWNER)  # the killed first delivery held it
     result = run_session(session_pk=session.pk, owner=OWNER, client=FakeClient())
     assert result.outcome is RunOutcome.DONE and result.calls == 1
 
@@ -349,7 +355,7 @@ def test_a_redelivered_task_takes_over_its_own_lease(session):
 def test_an_expired_lease_can_be_taken_over(session, settings):
     add_episodes(session, 5)
     settings.SUMMARY_LEASE_SECONDS = -1  # already expired when written
-    assert leases.claim(session.pk, "dead-task")
+    assert run_state.claim(session.pk, "dead-task")
     settings.SUMMARY_LEASE_SECONDS = 60
     assert run_session(session_pk=session.pk, owner=OWNER, client=FakeClient()).calls == 1
 
@@ -395,7 +401,7 @@ def test_a_trigger_during_the_run_makes_it_check_the_gate_again(session):
     def new_writes(n: int) -> None:
         if n == 1:
             add_episodes(session, 5)
-            leases.request_run(session_pk=session.pk, state="running")
+            run_state.mark_triggered(session_pk=session.pk, state="running")
 
     client.before_answer = new_writes
     result = run_session(session_pk=session.pk, owner=OWNER, client=client)
@@ -419,7 +425,7 @@ def test_regenerate_resummarizes_exactly_the_rows_range(session, staff_user):
     regenerate_row(summary_pk=row.pk, owner="regen", actor_pk=staff_user.pk, client=client)
 
     row.refresh_from_db()
-    context = format_exchanges((e.user_input, e.response) for e in episodes)
+    context = context_of((e.user_input, e.response) for e in episodes)
     assert client.prompts[-1] == FRESH_SUMMARY_PROMPT.format(context=context)
     assert row.content == reply_text(client.prompts[-1]) and row.curated is False
     assert (row.first_episode_id, row.last_episode_id) == (episodes[0].pk, episodes[-1].pk)
@@ -454,7 +460,7 @@ def test_rebuild_keeps_curated_rows_and_refolds_the_rest_so_the_chain_tiles(sess
         (eps[8].pk, eps[-1].pk),
     ]
     assert Summary.objects.get(pk=curated.pk).content == "Curated."
-    assert SummaryRevision.objects.filter(source="regenerate", actor=staff_user).count() == 2
+    assert SummaryRevision.objects.filter(source="rebuild", actor=staff_user).count() == 2
 
 
 # --- logs ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from django.utils.translation import ngettext
 
 from sessions_app.admin import PREVIEW_CHARS, ChatSessionAdmin, preview
 from sessions_app.models import ChatSession
-from summaries import services
+from summaries import triggers
 from summaries.models import SummarizationState, Summary
 
 SUMMARY_ROWS_INLINE = 50
@@ -36,7 +36,7 @@ def queue_chain_rebuilds(
     # The service enqueues on commit: all the rebuilds go out together.
     with transaction.atomic():
         for session in sessions:
-            services.session_rebuild(session=session, actor=request.user)
+            triggers.session_rebuild(session=session, actor=request.user)
     count = len(sessions)
     model_admin.message_user(
         request,

@@ -22,7 +22,7 @@ from django.utils.translation import ngettext
 from sessions_app.admin import episodes_url, preview, with_previews
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
-from summaries import services
+from summaries import triggers
 from summaries.admin.forms import SummaryForm
 from summaries.admin.sessions import queue_chain_rebuilds
 from summaries.curation import summary_curate, summary_restore
@@ -234,7 +234,7 @@ class SummaryAdmin(admin.ModelAdmin):
         # The service enqueues on commit: every row goes out, or none does.
         with transaction.atomic():
             for summary in rows:
-                services.summary_regenerate(summary=summary, actor=request.user)
+                triggers.summary_regenerate(summary=summary, actor=request.user)
         count = len(rows)
         self.message_user(
             request,

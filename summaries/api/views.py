@@ -34,7 +34,7 @@ from summaries.curation import summary_curate
 from summaries.models import Summary, SummaryRevision
 from summaries.ranges import summary_create_for_range
 from summaries.selectors import summarization_status
-from summaries.services import summarization_request, summary_regenerate
+from summaries.triggers import request_run, summary_regenerate
 
 ID_PARAM = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The summary's id.")
 
@@ -150,7 +150,7 @@ class SessionSummarizeView(APIView):
     )
     def post(self, request: Request, uuid: str) -> Response:
         session: ChatSession = session_for_user(request.user, uuid)
-        summarization_request(session_pk=session.pk, force=True)
+        request_run(session_pk=session.pk, force=True)
         return _status_response(session.pk, status.HTTP_202_ACCEPTED)
 
 

@@ -23,11 +23,22 @@ Backends (``INFERENCE_BACKEND``): ``ollama``, ``openai``, ``nexus`` and
 ``offline``, one module each. HTTP backends share one pooled httpx client per
 process (``summaries.inference.http``) and read the URL, key and timeouts
 from settings on every call.
+
+Choosing the client: ``get_client()`` is the one way code finds its model
+client, by the name in ``settings.INFERENCE_BACKEND``. Another client (a fake
+in tests, a wrapper in a bench) is put in place by registering it under a
+name of its own and pointing the setting at that name::
+
+    register_backend("fake", lambda: fake)
+    with override_settings(INFERENCE_BACKEND="fake"):
+        ...                                 # every get_client() is now ``fake``
+    unregister_backend("fake")
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -47,7 +58,6 @@ from summaries.inference.ollama import OllamaClient
 from summaries.inference.openai import OpenAIClient
 
 __all__ = [
-    "BACKENDS",
     "ChatStream",
     "Completion",
     "InferenceClient",
@@ -56,11 +66,15 @@ __all__ = [
     "PermanentInferenceError",
     "TransientInferenceError",
     "get_client",
+    "register_backend",
+    "unregister_backend",
 ]
 
-BACKENDS: dict[str, type[InferenceClient]] = {
+#: Backend name -> what builds its client (a client class, or any callable).
+BACKENDS: dict[str, Callable[[], InferenceClient]] = {
     cls.name: cls for cls in (OllamaClient, OpenAIClient, NexusServiceClient, OfflineClient)
 }
+_BUILT_IN = frozenset(BACKENDS)
 
 _clients: dict[str, InferenceClient] = {}
 _clients_lock = threading.Lock()
@@ -76,11 +90,36 @@ def get_client(backend: str | None = None) -> InferenceClient:
     client = _clients.get(name)
     if client is not None:
         return client
-    try:
-        cls = BACKENDS[name]
-    except KeyError:
-        raise ImproperlyConfigured(
-            f"Unknown inference backend {name!r}; choose one of: {', '.join(sorted(BACKENDS))}."
-        ) from None
     with _clients_lock:
-        return _clients.setdefault(name, cls())
+        client = _clients.get(name)
+        if client is not None:
+            return client
+        try:
+            build = BACKENDS[name]
+        except KeyError:
+            raise ImproperlyConfigured(
+                f"Unknown inference backend {name!r}; choose one of: {', '.join(sorted(BACKENDS))}."
+            ) from None
+        return _clients.setdefault(name, build())
+
+
+def register_backend(name: str, build: Callable[[], InferenceClient]) -> None:
+    """Make ``name`` a backend whose client ``build()`` returns (built once, on
+    first use); ``INFERENCE_BACKEND=name`` then selects it. The built-in
+    backends cannot be replaced."""
+    name = name.strip().lower()
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in inference backend")
+    with _clients_lock:
+        BACKENDS[name] = build
+        _clients.pop(name, None)
+
+
+def unregister_backend(name: str) -> None:
+    """Forget a backend added with ``register_backend`` (and its client)."""
+    name = name.strip().lower()
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in inference backend")
+    with _clients_lock:
+        BACKENDS.pop(name, None)
+        _clients.pop(name, None)

@@ -40,9 +40,7 @@ class InferenceError(Exception):
     """A model call that produced no usable answer.
 
     ``transient`` says whether the same call may succeed later. ``status_code``
-    is the HTTP status when there was one; ``retry_after`` the server's
-    ``Retry-After`` in seconds when it sent one (429/503), so a retry can wait
-    at least that long.
+    is the HTTP status when there was one.
     """
 
     transient: bool = False
@@ -53,13 +51,11 @@ class InferenceError(Exception):
         *,
         backend: str = "",
         status_code: int | None = None,
-        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.backend = backend
         self.status_code = status_code
-        self.retry_after = retry_after
 
     def __str__(self) -> str:
         prefix = f"{self.backend}: " if self.backend else ""
@@ -68,7 +64,7 @@ class InferenceError(Exception):
     def __reduce__(self) -> tuple[object, ...]:
         # Celery's prefork pool pickles a task's exception back to the parent;
         # the default reduce would drop the keyword-only fields.
-        state = {"backend": self.backend, "status_code": self.status_code, "retry_after": self.retry_after}
+        state = {"backend": self.backend, "status_code": self.status_code}
         return (_rebuild_error, (type(self), self.message, state))
 
 

@@ -14,12 +14,10 @@ import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 from django.conf import settings
-from django.utils import timezone
 
 from summaries.inference.base import (
     InferenceClient,
@@ -111,20 +109,6 @@ def shown_url(url: str | httpx.URL) -> str:
     return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get("Retry-After")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, (parsedate_to_datetime(raw) - timezone.now()).total_seconds())
-    except (TypeError, ValueError):
-        return None
-
-
 class HttpInferenceClient(InferenceClient):
     """Base of the backends that talk HTTP: URLs, headers and error sorting."""
 
@@ -170,9 +154,7 @@ class HttpInferenceClient(InferenceClient):
         if excerpt:
             message = f"{message}: {excerpt}"
         if status >= 500 or status in RETRYABLE_STATUS:
-            raise TransientInferenceError(
-                message, backend=self.name, status_code=status, retry_after=_retry_after(response)
-            )
+            raise TransientInferenceError(message, backend=self.name, status_code=status)
         raise PermanentInferenceError(message, backend=self.name, status_code=status)
 
     def malformed(self, what: str, detail: str = "") -> PermanentInferenceError:

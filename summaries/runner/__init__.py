@@ -2,9 +2,15 @@
 
 A pass is always: read (short queries, no transaction) -> model call (no
 transaction, no row lock held) -> store (one short transaction that re-checks
-the lease and the rows read; see ``services.summary_store_pass``). Nothing is
-stored from a failed call; the failure is recorded on the state row and the
-error raised for the task to retry or not.
+the lease and the rows read; see ``summaries.store``). Nothing is stored
+from a failed call; the failure is recorded on the state row and the error
+raised for the task to retry or not.
+
+The model client: a run calls the one passed as ``client=`` (a caller that
+runs the runner directly may pass one), otherwise the backend named by
+``settings.INFERENCE_BACKEND`` (``summaries.inference.get_client``). Tests put
+a fake behind a path they do not call directly (a task, the sweep) by
+registering it as a backend (``summaries.inference.register_backend``).
 
 Each model call logs one record on ``nexus.summarization`` with the fields in
 ``extra``: session, episode_range, prompt_tokens, completion_tokens,
@@ -16,27 +22,13 @@ cost record behind the usage report), written on its own right after the
 model returns or raises, outside any transaction; once the answer is stored
 the row is linked to its summary, and an answer dropped as stale is marked so.
 
-Modules: ``results`` (what a run returns), ``calls`` (the model call, its
-cost record and log line), ``folding`` (episodes folded into summaries in
-memory), ``session_run`` (the normal run), ``rework`` (claim, rework, then a
-normal run), ``regenerate`` and ``rebuild`` (the two reworks).
+Modules: ``calls`` (the model call, its cost record and log line),
+``session_run`` (the normal run and what a run returns), ``rework`` (a
+regenerated row and a rebuilt chain: folded in memory, stored, then a normal
+run).
 """
 
-from summaries.runner.calls import CallSpan, Client
-from summaries.runner.folding import count_tokens_of
-from summaries.runner.rebuild import rebuild_chain
-from summaries.runner.regenerate import regenerate_row
-from summaries.runner.results import RunOutcome, RunResult
-from summaries.runner.session_run import MAX_PASSES_PER_RUN, run_session
+from summaries.runner.rework import rebuild_chain, regenerate_row
+from summaries.runner.session_run import RunOutcome, RunResult, run_session
 
-__all__ = [
-    "MAX_PASSES_PER_RUN",
-    "CallSpan",
-    "Client",
-    "RunOutcome",
-    "RunResult",
-    "count_tokens_of",
-    "rebuild_chain",
-    "regenerate_row",
-    "run_session",
-]
+__all__ = ["RunOutcome", "RunResult", "rebuild_chain", "regenerate_row", "run_session"]

@@ -12,30 +12,20 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from sessions_app.models import ChatSession
-from summaries.inference import InferenceClient, InferenceError
+from summaries.inference import Completion, InferenceClient, InferenceError, get_client
 from summaries.models import UtilityCall
-from summaries.services import ModelResult
 
 logger = logging.getLogger("nexus.summarization")
 
-#: What a run calls: any inference client (only ``complete`` is used).
-Client = InferenceClient
+
+def resolve_client(client: InferenceClient | None) -> InferenceClient:
+    """The client a run calls: the one its caller passed, else the backend
+    named by ``settings.INFERENCE_BACKEND`` (see ``summaries.inference``)."""
+    return client if client is not None else get_client()
 
 
-def _client(client: Client | None) -> Client:
-    """The given client, or the configured backend's.
-
-    Callers look this up as ``calls._client`` at call time, so one patch of
-    this module attribute (tests, the bench) reaches every kind of run.
-    """
-    if client is not None:
-        return client
-    from summaries.inference import get_client
-
-    return get_client()
-
-
-def _session_uuid(session_pk: int) -> str:
+def session_uuid_of(session_pk: int) -> str:
+    """The session's external id, for the log records ("" when it is gone)."""
     value = ChatSession.objects.filter(pk=session_pk).values_list("uuid", flat=True).first()
     return str(value) if value else ""
 
@@ -57,12 +47,20 @@ class CallSpan:
         return f"{self.first_episode_id}-{self.last_episode_id}"
 
 
-def _call(client: Client, prompt: str, span: CallSpan) -> tuple[ModelResult, int | None]:
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A model's answer and the primary key of its ``UtilityCall`` row (None
+    if that could not be written)."""
+
+    completion: Completion
+    call_pk: int | None
+
+
+def call_model(client: InferenceClient, prompt: str, span: CallSpan) -> Answer:
     """One model call with the summarization settings, and its cost record.
 
-    Returns the answer and the primary key of its ``UtilityCall`` row (None
-    if that could not be written); a failure is recorded, logged (the
-    attempt's one record) and raised.
+    A failure is recorded, logged (the attempt's one record) and raised.
+    Call outside any transaction: the call may take up to the client timeout.
     """
     started = time.perf_counter()
     try:
@@ -79,9 +77,8 @@ def _call(client: Client, prompt: str, span: CallSpan) -> tuple[ModelResult, int
         )
         # A failed call reports no token figures: it is recorded with zeros.
         _record_call(span, outcome=outcome, model=settings.UTILITY_MODEL, duration_ms=duration_ms)
-        _log(
-            span.session_uuid,
-            span.episode_range,
+        log_call(
+            span,
             kind=span.log_kind,
             outcome=outcome.value,
             duration_ms=duration_ms,
@@ -90,22 +87,15 @@ def _call(client: Client, prompt: str, span: CallSpan) -> tuple[ModelResult, int
             level=logging.WARNING,
         )
         raise
-    result = ModelResult(
-        text=completion.text,
+    call_pk = _record_call(
+        span,
+        outcome=UtilityCall.Outcome.OK,
         model=completion.model,
         prompt_tokens=completion.prompt_tokens,
         completion_tokens=completion.completion_tokens,
         duration_ms=completion.duration_ms,
     )
-    call_pk = _record_call(
-        span,
-        outcome=UtilityCall.Outcome.OK,
-        model=result.model,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        duration_ms=result.duration_ms,
-    )
-    return result, call_pk
+    return Answer(completion, call_pk)
 
 
 def _record_call(
@@ -142,9 +132,7 @@ def _record_call(
     return call.pk
 
 
-def _settle_calls(
-    call_pks: list[int | None], *, summary_pk: int | None = None, dropped: bool = False
-) -> None:
+def settle_calls(call_pks: list[int | None], *, summary_pk: int | None = None, dropped: bool = False) -> None:
     """After the store: link the calls to the row their answers went into, or
     mark them dropped (the rows or the lease changed while they ran). One
     short write, outside any transaction; a failure is logged, not raised."""
@@ -160,31 +148,30 @@ def _settle_calls(
         logger.exception("utility calls not settled", extra={"outcome": "record_failed"})
 
 
-def _log(
-    session_uuid: str,
-    episode_range: str,
+def log_call(
+    span: CallSpan,
     *,
     kind: str,
     outcome: str,
-    prompt_tokens: int = 0,
-    completion_tokens: int = 0,
+    completion: Completion | None = None,
     duration_ms: int = 0,
     error: str = "",
     prompt: str | None = None,
-    answer: str | None = None,
     level: int = logging.INFO,
 ) -> None:
+    """The one ``nexus.summarization`` record of a call; the prompt and the
+    answer text go in only with ``settings.LOG_CONTENT``."""
     extra: dict[str, object] = {
-        "session": session_uuid,
-        "episode_range": episode_range,
+        "session": span.session_uuid,
+        "episode_range": span.episode_range,
         "kind": kind,
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "duration_ms": duration_ms,
+        "prompt_tokens": completion.prompt_tokens if completion else 0,
+        "completion_tokens": completion.completion_tokens if completion else 0,
+        "duration_ms": completion.duration_ms if completion else duration_ms,
         "outcome": outcome,
         "error": error,
     }
     if settings.LOG_CONTENT:
         extra["prompt"] = prompt
-        extra["answer"] = answer
-    logger.log(level, "summarization %s %s: %s", kind, episode_range, outcome, extra=extra)
+        extra["answer"] = completion.text if completion else None
+    logger.log(level, "summarization %s %s: %s", kind, span.episode_range, outcome, extra=extra)

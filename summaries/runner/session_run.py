@@ -1,29 +1,52 @@
 """The normal run: fold the session's un-summarized tail, one pass at a time,
-while the gate fires (or everything there is, when forced)."""
+while the gate fires (or everything there is, when forced); and what a run
+returns."""
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass, field
+
 from django.conf import settings
 
-from summaries import leases, selectors
+from summaries import run_state, selectors
+from summaries.inference import InferenceClient
 from summaries.models import UtilityCall
 from summaries.policy import Action, plan_pass
-from summaries.runner import calls
-from summaries.runner.calls import CallSpan, Client, _call, _log, _session_uuid, _settle_calls
-from summaries.runner.results import RunOutcome, RunResult
-from summaries.services import StoreOutcome, snapshot, summary_store_pass
+from summaries.runner.calls import CallSpan, call_model, log_call, resolve_client, session_uuid_of, settle_calls
+from summaries.store import StoreOutcome, snapshot, summary_store_pass
 
-# A run stops after this many calls and leaves the rest to a rerun: a
+# A run stops after this many calls and leaves the rest to a fresh task: a
 # runaway loop must not hold a session's lease forever.
 MAX_PASSES_PER_RUN = 500
 
 
-def _claim(session_pk: int, owner: str) -> bool:
+class RunOutcome(enum.Enum):
+    DONE = "done"
+    BUSY = "busy"  # another run holds the lease; it was asked to look again
+    LOST = "lost"  # the lease was taken over mid-run
+    GONE = "gone"  # the session or row no longer exists
+
+
+@dataclass
+class RunResult:
+    """What a run did. ``handed_over_pk``: the session's primary key when the
+    run stopped at MAX_PASSES_PER_RUN with work left and freed the session;
+    whoever started the run queues a fresh task for the rest
+    (``summaries.tasks.queue_rest``)."""
+
+    outcome: RunOutcome
+    calls: int = 0
+    stored: list[StoreOutcome] = field(default_factory=list)
+    handed_over_pk: int | None = None
+
+
+def claim_lease(session_pk: int, owner: str) -> bool:
     """Claim the session's lease; when another run holds it, ask that run to
     look again (it reruns before releasing) and return False."""
-    if leases.claim(session_pk, owner):
+    if run_state.claim(session_pk, owner):
         return True
-    leases.note_busy(session_pk, owner)
+    run_state.note_busy(session_pk, owner)
     return False
 
 
@@ -32,7 +55,7 @@ def run_session(
     session_pk: int,
     owner: str,
     force: bool = False,
-    client: Client | None = None,
+    client: InferenceClient | None = None,
     claimed: bool = False,
     session_uuid: str | None = None,
 ) -> RunResult:
@@ -41,14 +64,15 @@ def run_session(
     Lock contract: claims the session's lease (unless ``claimed``: the caller
     already holds it) and releases it before returning, except when an
     InferenceError escapes, in which case the state is ``failed`` and the
-    lease free. Call outside any transaction. ``session_uuid`` (for the log)
-    is read here unless the caller already has it.
+    lease free. Call outside any transaction. ``client``: see
+    ``calls.resolve_client``. ``session_uuid`` (for the log) is read here
+    unless the caller already has it.
     """
-    if not claimed and not _claim(session_pk, owner):
+    if not claimed and not claim_lease(session_pk, owner):
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
     if session_uuid is None:
-        session_uuid = _session_uuid(session_pk)
+        session_uuid = session_uuid_of(session_pk)
     try:
         while True:
             gate = selectors.gate_for_run(session_pk)
@@ -68,7 +92,7 @@ def run_session(
             )
             if forced or gate.fires:
                 stored = _one_pass(
-                    session_pk, owner, gate.last_episode_id, calls._client(client), session_uuid, result
+                    session_pk, owner, gate.last_episode_id, resolve_client(client), session_uuid, result
                 )
             if stored is StoreOutcome.LOST_LEASE:
                 result.outcome = RunOutcome.LOST
@@ -76,31 +100,35 @@ def run_session(
             if stored is not None:
                 continue
             force = False
-            released = leases.release(session_pk, owner)
-            if released is leases.Release.DONE:
+            released = run_state.release(session_pk, owner)
+            if released is run_state.Release.DONE:
                 return result
-            if released is leases.Release.LOST:
+            if released is run_state.Release.LOST:
                 result.outcome = RunOutcome.LOST
                 return result
             # RERUN: a trigger arrived while we worked; go round and re-check the gate.
     except BaseException as exc:
-        leases.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
+        run_state.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise
 
 
 def _hand_over(session_pk: int, owner: str, result: RunResult) -> RunResult:
-    """A run that made MAX_PASSES_PER_RUN calls frees the session and queues a
-    fresh task for the rest, so no single task holds a session for hours."""
-    from summaries.services import queue_run
-
-    while leases.release(session_pk, owner) is leases.Release.RERUN:
+    """A run that made MAX_PASSES_PER_RUN calls frees the session; its caller
+    queues a fresh task for the rest, so no single task holds a session for
+    hours."""
+    while run_state.release(session_pk, owner) is run_state.Release.RERUN:
         pass
-    queue_run(session_pk=session_pk)
+    result.handed_over_pk = session_pk
     return result
 
 
 def _one_pass(
-    session_pk: int, owner: str, through_id: int | None, client: Client, session_uuid: str, result: RunResult
+    session_pk: int,
+    owner: str,
+    through_id: int | None,
+    client: InferenceClient,
+    session_uuid: str,
+    result: RunResult,
 ) -> StoreOutcome | None:
     """Fold the oldest un-summarized chunk (up to ``through_id``) into the
     chain with one model call; None when there is nothing to fold."""
@@ -122,7 +150,7 @@ def _one_pass(
         max_chars=settings.SUMMARY_MAX_CHARS,
     )
     # Extend the lease before a call that may take up to the client timeout.
-    if not leases.hold(session_pk, owner):
+    if not run_state.hold(session_pk, owner):
         return StoreOutcome.LOST_LEASE
     result.calls += 1
     span = CallSpan(
@@ -133,22 +161,18 @@ def _one_pass(
         kind=UtilityCall.Kind.UPDATE if plan.action is Action.UPDATE else UtilityCall.Kind.FRESH,
         log_kind=plan.action.value,
     )
-    answer, call_pk = _call(client, plan.prompt, span)
-    stored, row = summary_store_pass(plan=plan, result=answer, owner=owner)
+    answer = call_model(client, plan.prompt, span)
+    stored, row = summary_store_pass(plan=plan, result=answer.completion, owner=owner)
     result.stored.append(stored)
     if row is not None:
-        _settle_calls([call_pk], summary_pk=row.pk)
+        settle_calls([answer.call_pk], summary_pk=row.pk)
     else:
-        _settle_calls([call_pk], dropped=True)
-    _log(
-        session_uuid,
-        plan.episode_range,
+        settle_calls([answer.call_pk], dropped=True)
+    log_call(
+        span,
         kind=plan.action.value,
         outcome=stored.value,
-        prompt_tokens=answer.prompt_tokens,
-        completion_tokens=answer.completion_tokens,
-        duration_ms=answer.duration_ms,
+        completion=answer.completion,
         prompt=plan.prompt,
-        answer=answer.text,
     )
     return stored

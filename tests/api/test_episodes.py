@@ -366,7 +366,7 @@ def test_session_deleted_before_a_write_is_404_not_an_integrity_error(owner):
 def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
     calls = []
     monkeypatch.setattr(
-        "summaries.signals.summarization_request", lambda **kwargs: calls.append(kwargs)
+        "summaries.signals.request_run", lambda **kwargs: calls.append(kwargs)
     )
     api_client.post(url(session), items(7), format="json")
     assert calls == [{"session_pk": session.pk}]

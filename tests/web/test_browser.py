@@ -36,34 +36,43 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def slow_offline(monkeypatch) -> Iterator:
-    """Make the offline backend take its time: ``stream_delay`` between reply
+class SlowOffline(OfflineClient):
+    """The offline backend taking its time: ``stream_delay`` between reply
     chunks (so the page's partial rendering can be seen) and ``summary_delay``
-    per summarization call (so the queued/running state can be seen)."""
+    per summarization call (so the queued/running state can be seen); with
+    ``summary_error`` each summarization call fails with it after the delay."""
 
-    def apply(*, stream_delay: float = 0.0, summary_delay: float = 0.0) -> None:
-        original_stream = OfflineClient._chat_stream
-        original_complete = OfflineClient._complete
+    def __init__(
+        self, *, stream_delay: float = 0.0, summary_delay: float = 0.0, summary_error: Exception | None = None
+    ) -> None:
+        self.stream_delay = stream_delay
+        self.summary_delay = summary_delay
+        self.summary_error = summary_error
 
-        def slow_stream(self, messages, **kwargs):
-            inner = original_stream(self, messages, **kwargs)
+    def _chat_stream(self, messages, **kwargs):
+        inner = super()._chat_stream(messages, **kwargs)
 
-            def chunks():
-                for chunk in inner:
-                    time.sleep(stream_delay)
-                    yield chunk
+        def chunks():
+            for chunk in inner:
+                time.sleep(self.stream_delay)
+                yield chunk
 
-            return ChatStream(chunks(), lambda text: inner.completion)
+        return ChatStream(chunks(), lambda text: inner.completion)
 
-        def slow_complete(self, prompt, **kwargs):
-            time.sleep(summary_delay)
-            return original_complete(self, prompt, **kwargs)
+    def _complete(self, prompt, **kwargs):
+        time.sleep(self.summary_delay)
+        if self.summary_error is not None:
+            raise self.summary_error
+        return super()._complete(prompt, **kwargs)
 
-        if stream_delay:
-            monkeypatch.setattr(OfflineClient, "_chat_stream", slow_stream)
-        if summary_delay:
-            monkeypatch.setattr(OfflineClient, "_complete", slow_complete)
+
+@pytest.fixture
+def slow_offline(use_client) -> Iterator:
+    """``slow_offline(stream_delay=..., summary_delay=...)`` makes a
+    ``SlowOffline`` the configured model client (through the backend registry)."""
+
+    def apply(**delays) -> SlowOffline:
+        return use_client(SlowOffline(**delays))
 
     yield apply
 
@@ -262,19 +271,18 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     assert recorder.console_errors == []
 
 
-def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, monkeypatch, artifacts_dir):
+def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, artifacts_dir):
     owner = UserFactory(username="hana")
     session = ChatSessionFactory(owner=owner, title="Summaries fail")
     for text in MESSAGES[:4]:
         EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
 
-    def broken(self, prompt, **kwargs):
-        time.sleep(2.5)  # long enough for the page, polling each second, to see the run
-        raise PermanentInferenceError(
+    slow_offline(
+        summary_delay=2.5,  # long enough for the page, polling each second, to see the run
+        summary_error=PermanentInferenceError(
             "utility model answered 400: context length exceeded", backend="offline"
-        )
-
-    monkeypatch.setattr(OfflineClient, "_complete", broken)
+        ),
+    )
     page, recorder = open_chat(open_page, live_server, session, viewport=PHONE)
     expect(page.locator("#summary-status-line")).to_have_text("4 episodes not summarised yet.")
 

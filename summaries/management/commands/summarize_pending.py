@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from summaries.services import sweep_pending
+from summaries.tasks import sweep_pending
 
 
 class Command(BaseCommand):

@@ -11,6 +11,7 @@ from sessions_app.models import ChatSession
 from summaries.inference import InferenceError
 from summaries.runner import RunOutcome, rebuild_chain, run_session
 from summaries.selectors import summarization_status
+from summaries.tasks import queue_rest
 
 
 class Command(BaseCommand):
@@ -37,6 +38,7 @@ class Command(BaseCommand):
                 result = run_session(session_pk=session.pk, owner=owner, force=True)
         except InferenceError as exc:
             raise CommandError(f"The model call failed: {exc}") from exc
+        queue_rest(result)  # a run that stopped at MAX_PASSES_PER_RUN leaves the rest to a task
         if result.outcome is RunOutcome.BUSY:
             raise CommandError("Another run holds this session right now; try again shortly.")
         status = summarization_status(session)

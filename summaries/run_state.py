@@ -1,4 +1,11 @@
-"""The per-session summarization state row and its lease.
+"""The per-session summarization state machine: its row and its lease.
+
+States and their transitions (each function below is one transition)::
+
+    idle/failed --mark_triggered--> queued --claim--> running --release--> idle
+    any but running --mark_queued--> queued        running --mark_failed--> failed
+    queued --mark_unsent--> idle (the broker refused the message)
+    running --note_busy / mark_triggered--> running with rerun_requested
 
 Lock contract: at most one run per session holds the lease
 (``SummarizationState.lease_owner``, with ``lease_expires_at``). Every
@@ -50,11 +57,11 @@ def ensure_state(session_pk: int) -> None:
 # --- the write path --------------------------------------------------------
 
 
-def request_run(*, session_pk: int, state: str | None) -> bool:
-    """Record a trigger whose gate fired; True when the caller must enqueue.
+def mark_triggered(*, session_pk: int, state: str | None) -> bool:
+    """Record a trigger whose gate fired; True when the caller must send the task.
 
     ``state`` is what the gate query saw. Idle (or no row, or a failure
-    older than SUMMARY_RETRY_AFTER_SECONDS) becomes queued and the caller enqueues; queued needs
+    older than SUMMARY_RETRY_AFTER_SECONDS) becomes queued and the caller sends the task; queued needs
     nothing (the queued task reads the tail when it starts); running gets
     ``rerun_requested`` so the run re-checks the gate before it ends. If the
     state moved between the gate read and here, the conditional UPDATEs miss
@@ -102,7 +109,7 @@ def mark_queued(session_pk: int) -> None:
     )
 
 
-def enqueue_failed(session_pk: int) -> None:
+def mark_unsent(session_pk: int) -> None:
     """The broker refused the message: go back to idle so the sweep sees the
     pending work (queued would hide it until the stale-queue timeout)."""
     _states.filter(session_id=session_pk, state=State.QUEUED).update(
