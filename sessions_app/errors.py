@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from nexus.errors import NotFound
 
 
@@ -10,3 +12,21 @@ class SessionNotFound(NotFound):
 
     def __init__(self, message: str = "No such session.") -> None:
         super().__init__(message)
+
+
+class EpisodeDateInvalid(ValueError):
+    """An episode's ``created_at`` that the session cannot take: in the
+    future, earlier than the session's newest episode, or earlier than the
+    one before it in the same batch (ids and dates grow together).
+    ``position`` is the episode's place in its batch (0 for a single write)."""
+
+    def __init__(self, message: str, *, position: int = 0) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+def earlier_than_newest(newest: datetime | None, *, position: int = 0) -> EpisodeDateInvalid:
+    shown = newest.isoformat() if newest else "unknown"
+    return EpisodeDateInvalid(
+        f"Must not be earlier than the session's latest episode ({shown}).", position=position
+    )

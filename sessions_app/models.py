@@ -6,6 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
 
@@ -27,6 +28,11 @@ class ChatSession(models.Model):
     # The aggregate (``with_stats``) stays the truth; tests prove they agree.
     cached_episode_count = models.PositiveIntegerField(default=0, editable=False)
     cached_total_tokens = models.PositiveBigIntegerField(default=0, editable=False)
+    # The newest episode's id and date, kept the same way: reads never look
+    # for the newest episode, and a back-dated import can be checked to
+    # come after what the session already holds.
+    cached_last_episode_id = models.BigIntegerField(null=True, editable=False)
+    cached_last_episode_at = models.DateTimeField(null=True, editable=False)
 
     objects = ChatSessionQuerySet.as_manager()
 
@@ -47,7 +53,8 @@ class Episode(models.Model):
     user_input = models.TextField()
     response = models.TextField()
     token_count = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Now, unless history is imported with its original dates.
+    created_at = models.DateTimeField(default=timezone.now)
     metadata = models.JSONField(default=dict, blank=True)
 
     objects = EpisodeQuerySet.as_manager()

@@ -5,24 +5,27 @@ from __future__ import annotations
 import functools
 import uuid as uuid_lib
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from django.db import connections, router, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from sessions_app.errors import SessionNotFound
+from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens
+from sessions_app.validation import created_at_problems
 
 
 class EpisodeInput(TypedDict):
     user_input: str
     response: str
     metadata: NotRequired[dict]
+    created_at: NotRequired[datetime | None]
 
 
 def session_create(*, owner: Any, title: str = "", metadata: dict | None = None) -> ChatSession:
@@ -52,23 +55,54 @@ def session_delete(*, session: ChatSession) -> None:
     session.delete()
 
 
-def _bump_counters(*, session_pk: int, episodes: int, tokens: int) -> None:
-    """Add to the session's counters, taking its row lock; ``SessionNotFound`` if the row is gone.
+def _bump_counters(*, session_pk: int, episodes: int, tokens: int, first_created_at: datetime) -> None:
+    """Add to the session's counters, taking its row lock.
 
-    Checked here because the INSERT that follows would otherwise fail only on
-    the foreign key, at commit, as a server error.
+    ``SessionNotFound`` if the row is gone (the INSERT that follows would
+    otherwise fail only on the foreign key, at commit, as a server error);
+    ``EpisodeDateInvalid`` if ``first_created_at`` precedes the session's
+    newest episode, checked in the same UPDATE that takes the lock, so two
+    writers cannot both pass it.
     """
-    updated = ChatSession.objects.filter(pk=session_pk).update(
+    rows = ChatSession.objects.filter(pk=session_pk)
+    updated = rows.filter(
+        Q(cached_last_episode_at__isnull=True) | Q(cached_last_episode_at__lte=first_created_at)
+    ).update(
         cached_episode_count=F("cached_episode_count") + episodes,
         cached_total_tokens=F("cached_total_tokens") + tokens,
         updated_at=timezone.now(),
     )
     if not updated:
-        raise SessionNotFound
+        newest = rows.values_list("cached_last_episode_at", flat=True).first()
+        if newest is None:
+            raise SessionNotFound
+        raise earlier_than_newest(newest)
+
+
+def _record_newest(*, session_pk: int, episode: Episode) -> None:
+    """The session's newest episode, kept on its row (the lock is already ours)."""
+    ChatSession.objects.filter(pk=session_pk).update(
+        cached_last_episode_id=episode.pk, cached_last_episode_at=episode.created_at
+    )
+
+
+def _checked_dates(dates: list[datetime | None]) -> list[datetime]:
+    """Each episode's date (now when not given); ``EpisodeDateInvalid`` for the first bad one."""
+    now = timezone.now()
+    problems = created_at_problems(dates, now=now)
+    if problems:
+        position = min(problems)
+        raise EpisodeDateInvalid(problems[position], position=position)
+    return [now if value is None else value for value in dates]
 
 
 def episode_create(
-    *, session: ChatSession, user_input: str, response: str, metadata: dict | None = None
+    *,
+    session: ChatSession,
+    user_input: str,
+    response: str,
+    metadata: dict | None = None,
+    created_at: datetime | None = None,
 ) -> Episode:
     """Store one exchange and bump the session's counters atomically.
 
@@ -76,19 +110,24 @@ def episode_create(
     episodes of one session get their ids in commit order. A summarizer that
     reads "episodes after id N" therefore never skips one that commits late.
 
-    Raises ``SessionNotFound`` when the session is gone (deleted since it was read,
+    ``created_at`` (imported history) may not be in the future nor earlier
+    than the session's newest episode (``EpisodeDateInvalid``). Raises
+    ``SessionNotFound`` when the session is gone (deleted since it was read,
     e.g. while a chat reply was being written): nothing is stored.
     """
+    (created,) = _checked_dates([created_at])
     tokens = count_episode_tokens(user_input, response)
     with transaction.atomic():
-        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens)
+        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, first_created_at=created)
         episode = Episode.objects.create(
             session=session,
             user_input=user_input,
             response=response,
             token_count=tokens,
             metadata=metadata or {},
+            created_at=created,
         )
+        _record_newest(session_pk=session.pk, episode=episode)
     return episode
 
 
@@ -100,30 +139,47 @@ _EPISODE_FIELDS = ("id", "session_id", "user_input", "response", "token_count", 
 def _fused_episode_insert_sql(*, owner_check: bool) -> str:
     """The statement of ``episode_create_for_user``, built once per variant
     (with or without the owner check). Parameters: tokens, now, uuid,
-    [owner id], user_input, response, tokens, now, metadata."""
+    [owner id], created_at, user_input, response, tokens, metadata.
+
+    The new episode's id is drawn from the table's sequence inside the
+    UPDATE, which holds the session's row lock: ids follow commit order as
+    in ``episode_create``, and the id lands on the session row in the same
+    statement (an UPDATE after the INSERT would touch the row twice).
+    """
     session_meta, episode_meta = ChatSession._meta, Episode._meta
     column = {name: episode_meta.get_field(name).column for name in
-              ("session", "user_input", "response", "token_count", "created_at", "metadata")}
+              ("id", "session", "user_input", "response", "token_count", "created_at", "metadata")}
     owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
+    sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
     return f"""
         WITH locked AS (
             UPDATE "{session_meta.db_table}"
                SET "cached_episode_count" = "cached_episode_count" + 1,
                    "cached_total_tokens" = "cached_total_tokens" + %s,
-                   "updated_at" = %s
+                   "updated_at" = %s,
+                   "cached_last_episode_id" = nextval({sequence}),
+                   "cached_last_episode_at" = %s
              WHERE "uuid" = %s{owner_filter}
-         RETURNING "id"
+               AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)
+         RETURNING "id", "cached_last_episode_id", "cached_last_episode_at"
         )
         INSERT INTO "{episode_meta.db_table}"
-               ("{column['session']}", "{column['user_input']}", "{column['response']}",
+               ("{column['id']}", "{column['session']}", "{column['user_input']}", "{column['response']}",
                 "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
-        SELECT locked."id", %s, %s, %s, %s, %s FROM locked
+        SELECT locked."cached_last_episode_id", locked."id", %s, %s, %s, locked."cached_last_episode_at", %s
+          FROM locked
         RETURNING "id", "{column['session']}"
     """
 
 
 def episode_create_for_user(
-    *, user: Any, session_uuid: str | uuid_lib.UUID, user_input: str, response: str, metadata: dict | None = None
+    *,
+    user: Any,
+    session_uuid: str | uuid_lib.UUID,
+    user_input: str,
+    response: str,
+    metadata: dict | None = None,
+    created_at: datetime | None = None,
 ) -> Episode:
     """``episode_create`` for the session with this uuid, if ``user`` may see it (else ``SessionNotFound``).
 
@@ -141,24 +197,29 @@ def episode_create_for_user(
     connection = connections[alias]
     if connection.vendor != "postgresql" or not user.is_authenticated:
         session = session_for_user(user, parsed)
-        return episode_create(session=session, user_input=user_input, response=response, metadata=metadata)
+        return episode_create(
+            session=session, user_input=user_input, response=response, metadata=metadata, created_at=created_at
+        )
 
+    (created,) = _checked_dates([created_at])
     tokens = count_episode_tokens(user_input, response)
     now = timezone.now()
     metadata = metadata or {}
     owner_params = [] if user.is_staff else [user.pk]
     metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
-    params = [tokens, now, parsed, *owner_params, user_input, response, tokens, now, metadata_db]
+    params = [tokens, now, created, parsed, *owner_params, created, user_input, response, tokens, metadata_db]
     with connection.cursor() as cursor:
         cursor.execute(_fused_episode_insert_sql(owner_check=not user.is_staff), params)
         row = cursor.fetchone()
     if row is None:
-        raise SessionNotFound
+        # Not visible, gone, or dated before the session's newest episode: tell which.
+        session = session_for_user(user, parsed)
+        raise earlier_than_newest(session.cached_last_episode_at)
     episode_id, session_id = row
     episode = Episode.from_db(
         alias,
         _EPISODE_FIELDS,
-        (episode_id, session_id, user_input, response, tokens, now, metadata),
+        (episode_id, session_id, user_input, response, tokens, created, metadata),
     )
     post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
     return episode
@@ -169,13 +230,16 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
 
     One counter UPDATE (taking the session's row lock first, as
     ``episode_create`` does, so ids follow commit order), one multi-row
-    INSERT, and one ``episodes_bulk_created`` signal for the whole batch
-    (``bulk_create`` sends no ``post_save``), sent inside the transaction so
-    its receivers can defer their work to after the commit.
+    INSERT, the newest episode recorded on the session row, and one
+    ``episodes_bulk_created`` signal for the whole batch (``bulk_create``
+    sends no ``post_save``), sent inside the transaction so its receivers
+    can defer their work to after the commit. Dates, when given, must not
+    decrease along the batch (``EpisodeDateInvalid`` with the position).
     ``SessionNotFound`` (nothing stored) if the session is gone.
     """
     if not items:
         return []
+    dates = _checked_dates([item.get("created_at") for item in items])
     counts = [count_episode_tokens(item["user_input"], item["response"]) for item in items]
     episodes = [
         Episode(
@@ -184,11 +248,13 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
             response=item["response"],
             token_count=tokens,
             metadata=item.get("metadata") or {},
+            created_at=created,
         )
-        for item, tokens in zip(items, counts, strict=True)
+        for item, tokens, created in zip(items, counts, dates, strict=True)
     ]
     with transaction.atomic():
-        _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts))
+        _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), first_created_at=dates[0])
         created = Episode.objects.bulk_create(episodes)
+        _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk))
         episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)
     return created

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from sessions_app.errors import EpisodeDateInvalid
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episodes_bulk_create, session_create
 from sessions_app.validation import metadata_problem, text_problem
@@ -177,15 +178,16 @@ def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | 
             metadata=transcript.metadata,
         )
         items = [
-            {"user_input": e["user_input"], "response": e["response"], "metadata": e["metadata"]}
+            {
+                "user_input": e["user_input"],
+                "response": e["response"],
+                "metadata": e["metadata"],
+                "created_at": e["created_at"],
+            }
             for e in transcript.episodes
         ]
-        created = episodes_bulk_create(session=session, items=items)
-        dated = []
-        for episode, source in zip(created, transcript.episodes, strict=True):
-            if source["created_at"] is not None:
-                episode.created_at = source["created_at"]
-                dated.append(episode)
-        if dated:
-            Episode.objects.bulk_update(dated, ["created_at"], batch_size=1000)
+        try:
+            episodes_bulk_create(session=session, items=items)
+        except EpisodeDateInvalid as exc:
+            raise ValueError(f'episode {exc.position + 1}: "created_at" {exc}') from exc
     return session

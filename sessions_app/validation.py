@@ -11,6 +11,7 @@ naming the field, the transcript import with the line number.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -67,3 +68,21 @@ def metadata_problem(value: Any) -> str | None:
     if size > settings.API_METADATA_MAX_BYTES:
         return f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
     return None
+
+
+def created_at_problems(dates: list[datetime | None], *, now: datetime) -> dict[int, str]:
+    """Position -> problem for the dates of a batch of episodes written in
+    this order: none in the future, none earlier than the one before it
+    (those without a date get ``now``, so nothing dated may follow them).
+    Whether the first comes after what the session holds is checked where
+    the session's row is locked (``sessions_app.services``)."""
+    problems: dict[int, str] = {}
+    previous: datetime | None = None
+    for position, value in enumerate(dates):
+        effective = now if value is None else value
+        if value is not None and value > now:
+            problems[position] = "Must not be in the future."
+        elif previous is not None and effective < previous:
+            problems[position] = "Must not be earlier than the episode before it."
+        previous = effective if previous is None else max(previous, effective)
+    return problems

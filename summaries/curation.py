@@ -10,6 +10,7 @@ from django.db import transaction
 
 from sessions_app.models import ChatSession
 from sessions_app.tokens import count_tokens
+from summaries.coverage import refresh_coverage
 from summaries.models import Summary, SummaryRevision
 
 Source = SummaryRevision.Source
@@ -55,16 +56,19 @@ def summary_create_manual(
     *, session: ChatSession, content: str, first_episode_id: int, last_episode_id: int, actor=None
 ) -> Summary:
     """A row written by a person (API or admin): curated from the start."""
-    return Summary.objects.create(
-        session=session,
-        content=content,
-        token_count=count_tokens(content),
-        first_episode_id=first_episode_id,
-        last_episode_id=last_episode_id,
-        curated=True,
-        curated_by=_person(actor),
-        model="",
-    )
+    with transaction.atomic():
+        row = Summary.objects.create(
+            session=session,
+            content=content,
+            token_count=count_tokens(content),
+            first_episode_id=first_episode_id,
+            last_episode_id=last_episode_id,
+            curated=True,
+            curated_by=_person(actor),
+            model="",
+        )
+        refresh_coverage(session.pk)
+    return row
 
 
 def summary_restore(*, revision: SummaryRevision, actor=None) -> Summary:

@@ -125,6 +125,12 @@ class SummarizationState(models.Model):
     lease_owner = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     rerun_requested = models.BooleanField(default=False)
+    # How far the summaries reach: the highest last_episode_id of the chain
+    # and how many episodes lie at or below it, kept by every write to the
+    # chain in its transaction (summaries.coverage), so the gate and
+    # summary-status subtract counters instead of counting the tail.
+    covered_through = models.BigIntegerField(default=0)
+    covered_episodes = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["state"], name="summ_state_idx")]

@@ -41,7 +41,7 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
 
     # The most recent part of the history, shown oldest first; one extra row
     # tells whether there is anything earlier to load.
-    recent = list(Episode.objects.for_session(session.pk).order_by("-pk")[: HISTORY_PAGE_SIZE + 1])
+    recent = list(Episode.objects.for_session(session.pk).newest_first()[: HISTORY_PAGE_SIZE + 1])
     has_earlier = len(recent) > HISTORY_PAGE_SIZE
     episodes = list(reversed(recent[:HISTORY_PAGE_SIZE]))
     summaries = list(Summary.objects.chain(session.pk))

@@ -1,10 +1,10 @@
 """Reads for summarization: the cheap gate, the un-summarized tail, the state.
 
 Every read here has a cost bounded by what it returns, never by the length of
-the session: counters come from the session row, "how far do summaries reach"
-is one probe of the ``(session, last_episode_id)`` index, and "are there at
-least N new episodes" is one probe of the ``(session, id)`` index with an
-OFFSET/LIMIT instead of a COUNT.
+the session: the episode count and token total are counters on the session
+row, and how far the summaries reach (and how many episodes that covers) are
+counters on the state row (``summaries.coverage``); the pending episodes are
+their difference, never a count of the tail.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
+from summaries.coverage import chain_reach
 from summaries.models import SummarizationState, Summary
 
 State = SummarizationState.State
@@ -33,87 +34,68 @@ class Gate:
     session_pk: int
     total_tokens: int
     covered_through: int  # last episode id folded into a summary; 0 when none
-    enough_new_episodes: bool  # at least SUMMARY_MIN_EPISODES after covered_through
+    pending_episodes: int  # episodes after covered_through
     state: str | None  # None: the session has no state row yet
-    last_episode_id: int | None = None  # only filled by gate_for_run
+    last_episode_id: int | None = None
+
+    @property
+    def enough_new_episodes(self) -> bool:
+        return self.pending_episodes >= settings.SUMMARY_MIN_EPISODES
 
     @property
     def fires(self) -> bool:
         return self.total_tokens > settings.SUMMARY_THRESHOLD_TOKENS and self.enough_new_episodes
 
 
-def _covered_through_expr(session_ref: OuterRef | F) -> Coalesce:
-    """Highest ``last_episode_id`` of the session's rows (0 when none): one backward index probe."""
-    latest = (
-        Summary.objects.filter(session_id=session_ref)
-        .order_by("-last_episode_id")
-        .values("last_episode_id")[:1]
-    )
-    return Coalesce(Subquery(latest), Value(0))
-
-
-def _nth_pending_expr(n: int) -> Subquery:
-    """Id of the n-th episode after the summarized part, or NULL when there are fewer.
-
-    The OFFSET stops the index scan after ``n`` entries, so this costs the
-    same for a session of ten episodes and of a million.
-    """
-    return Subquery(
-        Episode.objects.filter(
-            session_id=OuterRef("pk"), pk__gt=_covered_through_expr(OuterRef(OuterRef("pk")))
-        )
-        .order_by("pk")
-        .values("pk")[n - 1 : n]
-    )
+def _pending_expr() -> Any:
+    """Episodes the chain does not reach: two counters, no read of the episodes."""
+    return F("cached_episode_count") - Coalesce(F("summarization__covered_episodes"), Value(0))
 
 
 def _gate_queryset(session_pks: QuerySet | list[int] | None = None) -> QuerySet:
     qs = ChatSession.objects.all() if session_pks is None else ChatSession.objects.filter(pk__in=session_pks)
     return qs.order_by().annotate(
-        covered_through=_covered_through_expr(OuterRef("pk")),
-        nth_pending=_nth_pending_expr(settings.SUMMARY_MIN_EPISODES),
-        # LEFT JOIN on the one-to-one state row: no extra query for the state.
+        # LEFT JOIN on the one-to-one state row: counters and state in one row.
+        covered_through=Coalesce(F("summarization__covered_through"), Value(0)),
+        pending=_pending_expr(),
         st_state=F("summarization__state"),
         st_failed_at=F("summarization__failed_at"),
     )
 
 
-# A primary key no session has: marks where the real one goes in the cached SQL.
-_PK_SENTINEL = -7_211_939_733
-_GATE_COLUMNS = ("pk", "cached_total_tokens", "covered_through", "nth_pending", "st_state")
+_GATE_COLUMNS = ("pk", "cached_total_tokens", "covered_through", "pending", "st_state", "cached_last_episode_id")
 
 
-@lru_cache(maxsize=16)
-def _gate_sql(alias: str, vendor: str, min_episodes: int) -> tuple[str, tuple[Any, ...]]:
-    """The gate's SQL, compiled once per database and setting.
-
-    Compiling the nested subqueries costs the ORM about a millisecond, four
-    times what PostgreSQL needs to run them, and this runs on every write.
-    ``min_episodes`` is part of the key because it is inlined as the OFFSET.
+@lru_cache(maxsize=1)
+def _gate_sql() -> str:
+    """The gate's statement: two rows joined by primary key. Written out
+    rather than built by the ORM, which spends longer compiling it than the
+    database spends running it, on every episode write."""
+    session, state = ChatSession._meta.db_table, SummarizationState._meta.db_table
+    return f"""
+        SELECT s."id", s."cached_total_tokens", COALESCE(st."covered_through", 0),
+               s."cached_episode_count" - COALESCE(st."covered_episodes", 0), st."state",
+               s."cached_last_episode_id"
+          FROM "{session}" s LEFT JOIN "{state}" st ON st."session_id" = s."id"
+         WHERE s."id" = %s
     """
-    query = _gate_queryset([_PK_SENTINEL]).values(*_GATE_COLUMNS).query
-    sql, params = query.get_compiler(using=alias).as_sql()
-    return sql, tuple(params)
 
 
-def session_gate(session_pk: int, *, using: str = DEFAULT_DB_ALIAS) -> Gate | None:
-    """The gate of one session in a single query (None when the session is gone).
+def session_gate(session_pk: int) -> Gate | None:
+    """The gate of one session in a single query of constant cost (None when
+    the session is gone): counters on the session and state rows.
 
-    This runs after every episode commit, so it must stay one query of
-    constant cost; tests count it.
+    This runs after every episode commit; tests count it.
     """
-    connection = connections[using]
-    sql, params = _gate_sql(using, connection.vendor, settings.SUMMARY_MIN_EPISODES)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, tuple(session_pk if p == _PK_SENTINEL else p for p in params))
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(_gate_sql(), [session_pk])
         row = cursor.fetchone()
     return None if row is None else _gate_from(dict(zip(_GATE_COLUMNS, row)))
 
 
 def gate_for_run(session_pk: int) -> Gate | None:
-    """The gate plus the session's last episode id, which bounds what a run folds."""
-    row = _gate_queryset([session_pk]).with_last_episode_id().values(*_GATE_COLUMNS, "last_episode_id").first()
-    return None if row is None else _gate_from(row)
+    """The gate as a run reads it (the last episode id bounds what it folds)."""
+    return session_gate(session_pk)
 
 
 def _gate_from(values: dict[str, Any]) -> Gate:
@@ -121,21 +103,16 @@ def _gate_from(values: dict[str, Any]) -> Gate:
         session_pk=values["pk"],
         total_tokens=values["cached_total_tokens"],
         covered_through=values["covered_through"] or 0,
-        enough_new_episodes=values["nth_pending"] is not None,
+        pending_episodes=max(0, values["pending"] or 0),
         state=values["st_state"],
-        last_episode_id=values.get("last_episode_id"),
+        last_episode_id=values["cached_last_episode_id"],
     )
 
 
 def covered_through(session_pk: int) -> int:
-    """Last episode id folded into any summary row of the session (0 when none)."""
-    value = (
-        Summary.objects.filter(session_id=session_pk)
-        .order_by("-last_episode_id")
-        .values_list("last_episode_id", flat=True)
-        .first()
-    )
-    return value or 0
+    """Last episode id folded into any summary row of the session (0 when
+    none), read from the chain itself: the store's staleness check compares with it."""
+    return chain_reach(session_pk)
 
 
 def latest_summary(session_pk: int) -> Summary | None:
@@ -159,9 +136,7 @@ def tail_for_chunk(
     seen_chars = 0
     cursor = after_id
     while True:
-        qs = Episode.objects.after(session_pk, cursor)
-        if through_id is not None:
-            qs = qs.filter(pk__lte=through_id)
+        qs = Episode.objects.after(session_pk, cursor, through_id)
         batch = list(qs.values_list("pk", "user_input", "response")[:page])
         for row in batch:
             rows.append(row)
@@ -174,8 +149,9 @@ def tail_for_chunk(
 
 
 def pending_episode_count(session_pk: int) -> int:
-    """Episodes not yet folded into a summary (a COUNT over the tail only)."""
-    return Episode.objects.after(session_pk, covered_through(session_pk)).count()
+    """Episodes not yet folded into a summary: the session's counter less the chain's coverage."""
+    value = _gate_queryset([session_pk]).values_list("pending", flat=True).first()
+    return max(0, value or 0)
 
 
 class SummarizationStatus(TypedDict):
@@ -219,7 +195,7 @@ def sessions_with_pending_work(*, now: datetime | None = None, limit: int = 500)
     now = now or timezone.now()
     retry_cutoff = now - timedelta(seconds=settings.SUMMARY_RETRY_AFTER_SECONDS)
     stale_queued = now - timedelta(seconds=settings.SUMMARY_QUEUED_STALE_SECONDS)
-    gate_fires = Q(cached_total_tokens__gt=settings.SUMMARY_THRESHOLD_TOKENS, nth_pending__isnull=False)
+    gate_fires = Q(cached_total_tokens__gt=settings.SUMMARY_THRESHOLD_TOKENS, pending__gte=settings.SUMMARY_MIN_EPISODES)
     wanted = (
         (gate_fires & (Q(st_state__isnull=True) | Q(st_state=State.IDLE)))
         | (
@@ -232,8 +208,7 @@ def sessions_with_pending_work(*, now: datetime | None = None, limit: int = 500)
     )
     qs = (
         _gate_queryset()
-        # Only sessions over the threshold or with a state row can qualify;
-        # this keeps the correlated subqueries off the bulk of small sessions.
+        # Only sessions over the threshold or with a state row can qualify.
         .filter(Q(cached_total_tokens__gt=settings.SUMMARY_THRESHOLD_TOKENS) | Q(summarization__isnull=False))
         .filter(wanted)
         .order_by("updated_at")

@@ -27,6 +27,7 @@ from django.db import transaction
 
 from sessions_app.tokens import count_tokens
 from summaries import run_state, selectors
+from summaries.coverage import refresh_coverage
 from summaries.curation import record_revision
 from summaries.inference import Completion
 from summaries.models import Summary, SummaryRevision
@@ -156,6 +157,7 @@ def summary_store_pass(
                 last_episode_id=chunk.last_episode_id,
                 truncated_chars=row.truncated_chars + chunk.truncated_chars,
             )
+            refresh_coverage(plan.session_pk)
             return StoreOutcome.UPDATED, row
         row = Summary(session_id=plan.session_pk)
         _revise(
@@ -167,6 +169,7 @@ def summary_store_pass(
             last_episode_id=chunk.last_episode_id,
             truncated_chars=chunk.truncated_chars,
         )
+        refresh_coverage(plan.session_pk)
         return StoreOutcome.CREATED, row
 
 
@@ -237,6 +240,7 @@ def chain_store_rebuilt(
             )
         for row in reusable[len(new_rows) :]:
             row.delete()
+        refresh_coverage(session_pk)
         return StoreOutcome.UPDATED
 
 

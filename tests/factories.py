@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from sessions_app.tokens import count_tokens
+from summaries.coverage import refresh_coverage
 from summaries.models import Summary, UtilityCall
 
 
@@ -54,6 +55,9 @@ class EpisodeFactory(factory.django.DjangoModelFactory):
 
 
 class SummaryFactory(factory.django.DjangoModelFactory):
+    """A summary row written straight to the table, with the state row's
+    coverage brought up to date as every service that writes the chain does."""
+
     class Meta:
         model = Summary
 
@@ -62,6 +66,12 @@ class SummaryFactory(factory.django.DjangoModelFactory):
     token_count = factory.LazyAttribute(lambda s: count_tokens(s.content))
     first_episode_id = 1
     last_episode_id = factory.LazyAttribute(lambda s: s.first_episode_id)
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        row = super()._create(model_class, *args, **kwargs)
+        refresh_coverage(row.session_id)
+        return row
 
 
 class UtilityCallFactory(factory.django.DjangoModelFactory):

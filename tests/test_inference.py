@@ -28,7 +28,6 @@ from summaries.inference import (
 from summaries.inference import http as inference_http
 from summaries.inference.offline import OFFLINE_MARKER, OFFLINE_MODEL
 from summaries.prompts import fresh_prompt, update_prompt
-from tests.test_summarization_policy import context_of
 from tests.fake_model_server import (
     FakeModelProcess,
     FakeModelServer,
@@ -36,6 +35,7 @@ from tests.fake_model_server import (
     reply_chunks,
     reply_text,
 )
+from tests.test_summarization_policy import context_of
 
 HTTP_BACKENDS = ("ollama", "openai", "nexus")
 CHAT_BACKENDS = ("ollama", "openai")

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
+from django.utils.dateparse import parse_datetime
+from django.utils.timezone import is_aware
 from rest_framework import serializers
 
 from nexus.api.pagination import MAX_ID
@@ -63,12 +65,32 @@ class EpisodeSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
 
 
+class OffsetDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date and time that says its UTC offset: a naive time
+    would be read in whatever zone the server runs in."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if isinstance(value, str) and parse_datetime(value) is not None and not is_aware(parse_datetime(value)):
+            self.fail("no_offset")
+        return super().to_internal_value(value)
+
+    default_error_messages = {
+        "no_offset": "Give the UTC offset, e.g. 2023-05-08T14:30:00+02:00 or 2023-05-08T12:30:00Z.",
+    }
+
+
 class EpisodeWriteSerializer(serializers.Serializer):
-    """One exchange to store. The token count is always computed by the server."""
+    """One exchange to store. The token count is always computed by the server;
+    ``created_at`` (imported history) defaults to now."""
 
     user_input = LimitedTextField(limit_setting="EPISODE_MAX_CHARS")
     response = LimitedTextField(limit_setting="EPISODE_MAX_CHARS", allow_blank=True)
     metadata = MetadataField()
+    created_at = OffsetDateTimeField(
+        required=False,
+        help_text="When the exchange happened (ISO 8601 with offset): not in the future, not earlier "
+        "than the session's latest episode, and not decreasing along a list. Default: now.",
+    )
 
 
 # Single writes are the hot path of every chat client. A DRF serializer
@@ -85,7 +107,7 @@ def plain_episode_input(data: Any) -> dict[str, Any] | None:
     if type(data) is not dict:
         return None
     user_input, response = data.get("user_input"), data.get("response")
-    if type(user_input) is not str or type(response) is not str or not user_input:
+    if type(user_input) is not str or type(response) is not str or not user_input or "created_at" in data:
         return None
     limit = settings.EPISODE_MAX_CHARS
     if len(user_input) > limit or len(response) > limit:

@@ -27,7 +27,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from nexus.api.pagination import IdCursorPagination, SessionPagination
+from nexus.api.pagination import SessionPagination
+from nexus.api.throttling import AnonThrottle, UserThrottle
+from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
     AfterIdSerializer,
     EpisodeSerializer,
@@ -37,7 +39,7 @@ from sessions_app.api.serializers import (
     episode_payload,
     plain_episode_input,
 )
-from nexus.api.throttling import AnonThrottle, UserThrottle
+from sessions_app.errors import EpisodeDateInvalid
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
 from sessions_app.services import (
@@ -144,7 +146,7 @@ EPISODE_WRITTEN = PolymorphicProxySerializer(
 @extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
 class EpisodeListView(generics.ListAPIView):
     serializer_class = EpisodeSerializer
-    pagination_class = IdCursorPagination
+    pagination_class = EpisodeCursorPagination
 
     def get_queryset(self) -> QuerySet[Episode]:
         session = session_for_user(self.request.user, self.kwargs["uuid"])
@@ -175,7 +177,10 @@ class EpisodeListView(generics.ListAPIView):
             fields = serializer.validated_data
         # The session lookup, the visibility check and the write in one
         # statement: this is the hot path of every chat client.
-        episode = episode_create_for_user(user=request.user, session_uuid=uuid, **fields)
+        try:
+            episode = episode_create_for_user(user=request.user, session_uuid=uuid, **fields)
+        except EpisodeDateInvalid as exc:
+            raise ValidationError({"created_at": [str(exc)]}) from exc
         return Response(episode_payload(episode), status=status.HTTP_201_CREATED)
 
     def _post_many(self, session: ChatSession, data: list[Any]) -> Response:
@@ -188,7 +193,10 @@ class EpisodeListView(generics.ListAPIView):
             )
         serializer = EpisodeWriteSerializer(data=data, many=True)
         serializer.is_valid(raise_exception=True)
-        episodes = episodes_bulk_create(session=session, items=serializer.validated_data)
+        try:
+            episodes = episodes_bulk_create(session=session, items=serializer.validated_data)
+        except EpisodeDateInvalid as exc:
+            raise ValidationError({exc.position: {"created_at": [str(exc)]}}) from exc
         return Response(EpisodeSerializer(episodes, many=True).data, status=status.HTTP_201_CREATED)
 
 
@@ -203,7 +211,7 @@ class EpisodeListView(generics.ListAPIView):
 )
 class EpisodeSinceView(generics.ListAPIView):
     serializer_class = EpisodeSerializer
-    pagination_class = IdCursorPagination
+    pagination_class = EpisodeCursorPagination
 
     def get_queryset(self) -> QuerySet[Episode]:
         session = session_for_user(self.request.user, self.kwargs["uuid"])

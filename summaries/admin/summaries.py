@@ -123,9 +123,7 @@ class SummaryAdmin(admin.ModelAdmin):
 
     @admin.display(description="episodes covered")
     def covered_episodes(self, obj: Summary) -> str:
-        covered = Episode.objects.for_session(obj.session_id).filter(
-            pk__gte=obj.first_episode_id, pk__lte=obj.last_episode_id
-        )
+        covered = Episode.objects.after(obj.session_id, obj.first_episode_id - 1, obj.last_episode_id)
         previews = with_previews(covered.only("pk", "session_id", "created_at", "token_count"))
         shown = list(previews[:COVERED_EPISODES_SHOWN])
         if not shown:

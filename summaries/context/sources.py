@@ -33,7 +33,7 @@ def recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
         return []
     rows = (
         Episode.objects.for_session(session_pk)
-        .order_by("-pk")
+        .newest_first()
         .values_list("pk", "user_input", "response")[:limit]
     )
     return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
@@ -59,10 +59,8 @@ def summary_chain(session_pk: int, before_episode_id: int | None, limit: int) ->
 def uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
     """The oldest episodes between the end of the summary chain and the
     recent window, as many as the digest can quote."""
-    qs = Episode.objects.after(session_pk, after_id)
-    if before_id is not None:
-        qs = qs.filter(pk__lt=before_id)
-    rows = qs.order_by("pk").values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
+    qs = Episode.objects.after(session_pk, after_id, None if before_id is None else before_id - 1)
+    rows = qs.values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
     return [Exchange(*row) for row in rows]
 
 

@@ -18,7 +18,14 @@ from summaries import run_state, selectors
 from summaries.inference import Completion, InferenceClient
 from summaries.models import Summary, UtilityCall
 from summaries.policy import Action, build_chunk, build_prompt
-from summaries.runner.calls import CallSpan, call_model, log_call, resolve_client, session_uuid_of, settle_calls
+from summaries.runner.calls import (
+    CallSpan,
+    call_model,
+    log_call,
+    resolve_client,
+    session_uuid_of,
+    settle_calls,
+)
 from summaries.runner.session_run import RunOutcome, RunResult, claim_lease, run_session
 from summaries.store import (
     RebuiltRow,

@@ -13,7 +13,14 @@ from summaries import run_state, selectors
 from summaries.inference import InferenceClient
 from summaries.models import UtilityCall
 from summaries.policy import Action, plan_pass
-from summaries.runner.calls import CallSpan, call_model, log_call, resolve_client, session_uuid_of, settle_calls
+from summaries.runner.calls import (
+    CallSpan,
+    call_model,
+    log_call,
+    resolve_client,
+    session_uuid_of,
+    settle_calls,
+)
 from summaries.store import StoreOutcome, snapshot, summary_store_pass
 
 # A run stops after this many calls and leaves the rest to a fresh task: a

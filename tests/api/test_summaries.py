@@ -239,7 +239,7 @@ def test_regenerate_is_202_with_the_state(api_client, summary, django_capture_on
 
 
 def test_status(api_client, session, made, summary):
-    SummarizationState.objects.create(session=session, state="failed", last_error="model down")
+    SummarizationState.objects.filter(session=session).update(state="failed", last_error="model down")
     body = api_client.get(f"/api/sessions/{session.uuid}/summary-status/").json()
     assert set(body) == STATUS_FIELDS
     assert (body["state"], body["last_error"]) == ("failed", "model down")

@@ -16,11 +16,11 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions_app.models import ChatSession, Episode
-from summaries.pages import HISTORY_PAGE_SIZE
 from summaries.inference import PermanentInferenceError
 from summaries.inference.base import ChatStream
 from summaries.inference.offline import OfflineClient
 from summaries.models import Summary
+from summaries.pages import HISTORY_PAGE_SIZE
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
 from tests.fake_model_server import closed_port_url
 from tests.web.conftest import PASSWORD, PHONE, sign_in

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessions_app.models import ChatSession
-from summaries.pages import HISTORY_PAGE_SIZE
 from summaries.models import SummarizationState
+from summaries.pages import HISTORY_PAGE_SIZE
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,87 @@
+"""The full-text index's schema: what migrations create and drop.
+
+PostgreSQL: a stored generated ``tsvector`` column, so every write path
+(ORM, bulk insert, raw SQL) fills it inside its own transaction, and a GIN
+index on ``(session_id, search_vector)`` (``btree_gin``), so one lookup
+narrows by session and term together. The text search configuration is
+``SEARCH_CONFIG`` as it is when the index is created.
+
+SQLite: an FTS5 table over the episode table (external content: the text is
+stored once), kept by triggers in the writing transaction; ``porter
+unicode61`` plays the part of the PostgreSQL configuration. SQLite cannot
+alter most columns in place: Django rebuilds the table, and its triggers go
+with the old one, so a migration that alters the episode table on SQLite
+must end with ``restore_sqlite_triggers`` (0004 does).
+
+Neither is a model field: the index is the database's business, read only
+by ``sessions_app.search``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+
+TABLE = "sessions_app_episode"
+FTS = "sessions_app_episode_fts"
+
+POSTGRES_FORWARD = [
+    "CREATE EXTENSION IF NOT EXISTS btree_gin",
+    f"""ALTER TABLE {TABLE} ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+        to_tsvector('{{config}}'::regconfig, user_input || ' ' || response)) STORED""",
+    f"CREATE INDEX episode_search_idx ON {TABLE} USING gin (session_id, search_vector)",
+]
+POSTGRES_BACKWARD = [
+    "DROP INDEX IF EXISTS episode_search_idx",
+    f"ALTER TABLE {TABLE} DROP COLUMN IF EXISTS search_vector",
+]
+
+SQLITE_TRIGGERS = [
+    f"""CREATE TRIGGER {FTS}_insert AFTER INSERT ON {TABLE} BEGIN
+        INSERT INTO {FTS}(rowid, user_input, response) VALUES (new.id, new.user_input, new.response);
+    END""",
+    f"""CREATE TRIGGER {FTS}_delete AFTER DELETE ON {TABLE} BEGIN
+        INSERT INTO {FTS}({FTS}, rowid, user_input, response)
+        VALUES ('delete', old.id, old.user_input, old.response);
+    END""",
+    f"""CREATE TRIGGER {FTS}_update AFTER UPDATE OF user_input, response ON {TABLE} BEGIN
+        INSERT INTO {FTS}({FTS}, rowid, user_input, response)
+        VALUES ('delete', old.id, old.user_input, old.response);
+        INSERT INTO {FTS}(rowid, user_input, response) VALUES (new.id, new.user_input, new.response);
+    END""",
+]
+SQLITE_REBUILD = f"INSERT INTO {FTS}({FTS}) VALUES ('rebuild')"
+SQLITE_FORWARD = [
+    f"""CREATE VIRTUAL TABLE {FTS} USING fts5(
+        user_input, response, content='{TABLE}', content_rowid='id', tokenize='porter unicode61')""",
+    *SQLITE_TRIGGERS,
+    SQLITE_REBUILD,
+]
+SQLITE_BACKWARD = [  # the triggers first: restore_sqlite_triggers takes those three
+    f"DROP TRIGGER IF EXISTS {FTS}_insert",
+    f"DROP TRIGGER IF EXISTS {FTS}_delete",
+    f"DROP TRIGGER IF EXISTS {FTS}_update",
+    f"DROP TABLE IF EXISTS {FTS}",
+]
+
+
+def _execute(schema_editor: BaseDatabaseSchemaEditor, statements: list[str]) -> None:
+    for statement in statements:
+        schema_editor.execute(statement.replace("{config}", settings.SEARCH_CONFIG))
+
+
+def create_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    vendor = schema_editor.connection.vendor
+    _execute(schema_editor, {"postgresql": POSTGRES_FORWARD, "sqlite": SQLITE_FORWARD}.get(vendor, []))
+
+
+def drop_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    vendor = schema_editor.connection.vendor
+    _execute(schema_editor, {"postgresql": POSTGRES_BACKWARD, "sqlite": SQLITE_BACKWARD}.get(vendor, []))
+
+
+def restore_sqlite_triggers(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """After SQLite rebuilt the episode table: its triggers again, and the
+    index rebuilt from the table (rows written meanwhile were not indexed)."""
+    if schema_editor.connection.vendor == "sqlite":
+        _execute(schema_editor, [*SQLITE_BACKWARD[:3], *SQLITE_TRIGGERS, SQLITE_REBUILD])
