@@ -25,7 +25,7 @@ from sessions_app.search import EmptyQuery, search_terms
 from sessions_app.search.postgres import tsquery_literal
 from sessions_app.search.sqlite import fts_string
 
-__all__ = ["EmptyQuery", "LOOKUP_LIMIT", "matching_episode_ids"]
+__all__ = ["LOOKUP_LIMIT", "EmptyQuery", "matching_episode_ids"]
 
 #: The most ids one lookup returns.
 LOOKUP_LIMIT = 1000

@@ -51,9 +51,7 @@ class ContextWindowExceeded(PermanentInferenceError):
 
 def prompt_tokens(messages: Sequence[Message]) -> int:
     """The prompt's tokens as cl100k counts them, chat template included."""
-    return (
-        sum(count_tokens(m["content"]) + TOKENS_PER_MESSAGE for m in messages) + REPLY_PRIMING_TOKENS
-    )
+    return sum(count_tokens(m["content"]) + TOKENS_PER_MESSAGE for m in messages) + REPLY_PRIMING_TOKENS
 
 
 def tokens_needed(messages: Sequence[Message], max_tokens: int | None) -> int:
