@@ -258,6 +258,11 @@ INFERENCE_TIMEOUT_SECONDS = env_float("INFERENCE_TIMEOUT_SECONDS", 60.0, minimum
 INFERENCE_CONNECT_TIMEOUT_SECONDS = env_float("INFERENCE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
+# Ollama: the largest context window (options.num_ctx) a call may ask for.
+# Each call asks for the smallest power of two from 4096 that holds its prompt
+# (+15% for the model's tokenizer) and its reply cap; a prompt that needs more
+# than this fails at once, as a permanent error, instead of being cut.
+OLLAMA_NUM_CTX_MAX = env_int("OLLAMA_NUM_CTX_MAX", 32_768, minimum=4096)
 if INFERENCE_BACKEND != "offline" and not INFERENCE_SERVICE_URL.startswith(("http://", "https://")):
     raise ImproperlyConfigured(
         f"Environment variable INFERENCE_SERVICE_URL={INFERENCE_SERVICE_URL!r} must be an http(s) URL."

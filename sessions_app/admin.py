@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.db.models.functions import Left
@@ -23,8 +23,11 @@ from django.utils.html import format_html
 
 from sessions_app.admin_filters import ActivityFilter, OwnerFilter, SessionFilter
 from sessions_app.models import ChatSession, Episode
+from sessions_app.search.admin_lookup import EmptyQuery, matching_episode_ids
 
 PREVIEW_CHARS = 80
+#: The episode search shows at most this many matches, the newest.
+EPISODE_SEARCH_LIMIT = 1000
 
 
 def preview(head: str | None, limit: int = PREVIEW_CHARS) -> str:
@@ -149,8 +152,12 @@ class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     )
     list_select_related = ("session",)
     list_filter = (SessionFilter,)
+    # Only shows the search box: get_search_results searches through the index.
     search_fields = ("user_input", "response")
-    search_help_text = "Search the text of questions and replies."
+    search_help_text = (
+        "Search the text of questions and replies: every word must appear, in any form "
+        f"(“grow” finds “growing”); the newest {EPISODE_SEARCH_LIMIT:,} matches are shown."
+    )
     ordering = ("-pk",)
     # Counting a whole large table on every page view is slow; the filtered
     # count is enough for paging.
@@ -160,6 +167,40 @@ class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def get_changelist(self, request: HttpRequest, **kwargs) -> type[ChangeList]:
         return EpisodeChangeList
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        """Search through the full-text index rather than ``icontains``
+        scans of every text: the newest ``EPISODE_SEARCH_LIMIT`` episodes
+        holding every word of the query, narrowed further by the filters.
+
+        A query with nothing to search for (only stop words or punctuation)
+        shows no rows and says why, the way a query matching nothing would
+        show none; it is not an error.
+        """
+        if not search_term.strip():
+            return queryset, False
+        try:
+            ids = matching_episode_ids(search_term, limit=EPISODE_SEARCH_LIMIT + 1)
+        except EmptyQuery:
+            self.message_user(
+                request,
+                "Nothing to search for: the query holds only common words or punctuation.",
+                messages.INFO,
+                fail_silently=True,
+            )
+            return queryset.none(), False
+        if len(ids) > EPISODE_SEARCH_LIMIT:
+            self.message_user(
+                request,
+                f"More than {EPISODE_SEARCH_LIMIT:,} episodes match; only the newest {EPISODE_SEARCH_LIMIT:,} "
+                "are considered. Add words to narrow the search.",
+                messages.INFO,
+                fail_silently=True,
+            )
+            ids = ids[:EPISODE_SEARCH_LIMIT]
+        return queryset.filter(pk__in=ids), False
 
     @admin.display(description="session", ordering="session")
     def session_link(self, obj: Episode) -> str:

@@ -25,7 +25,7 @@ from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from summaries.context import ContextResult, build_context
-from summaries.inference import ChatStream, Completion, InferenceError, get_client
+from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
 
 logger = logging.getLogger("nexus.chat")
 
@@ -56,6 +56,9 @@ class ChatTurnError(Exception):
                 "The chat model is not available right now; nothing was stored. Please try again shortly.",
                 transient=True,
             )
+        if isinstance(err, ContextWindowExceeded):
+            # Says how large the prompt is and which setting bounds it; no address.
+            return cls(f"{err.message} The message was not answered; nothing was stored.", transient=False)
         status = f" (HTTP {err.status_code})" if err.status_code else ""
         return cls(
             f"The chat model could not answer this message{status}; nothing was stored.",

@@ -92,7 +92,8 @@ def test_ollama_complete_sends_the_prompt_as_one_user_message(served):
         "model": "util-1",
         "messages": [{"role": "user", "content": PROMPT}],
         "stream": False,
-        "options": {"temperature": 0.2, "num_predict": 500},
+        # num_ctx: a window that holds the whole prompt (tests/test_ollama_context_window.py).
+        "options": {"num_ctx": 4096, "temperature": 0.2, "num_predict": 500},
     }
     assert completion.text == reply_text(PROMPT)
     assert "Summary of 3 exchanges" in completion.text
@@ -152,7 +153,7 @@ def test_complete_defaults_come_from_the_summary_settings(served, settings):
     get_client("ollama").complete(PROMPT)
     body = only_request(served)["body"]
     assert body["model"] == "tiny-utility"
-    assert body["options"] == {"temperature": 0.3, "num_predict": 123}
+    assert body["options"] == {"num_ctx": 4096, "temperature": 0.3, "num_predict": 123}
 
 
 @pytest.mark.parametrize("backend", CHAT_BACKENDS)
@@ -163,7 +164,9 @@ def test_chat_sends_all_messages_and_leaves_unset_options_to_the_server(served, 
     body = only_request(served)["body"]
     assert body["model"] == "chatty-7b"
     assert body["messages"] == MESSAGES
-    assert not {"options", "temperature", "max_tokens"} & set(body)
+    assert not {"temperature", "max_tokens"} & set(body)
+    # Ollama is told only its context window; temperature and reply length stay its own.
+    assert body.get("options") == ({"num_ctx": 4096} if backend == "ollama" else None)
     assert completion.text == reply_text("Tell me about routers.")
     assert completion.model == "chatty-7b"
 
@@ -218,7 +221,7 @@ def test_chat_stream_yields_the_reply_in_chunks(served, backend):
     assert body["stream"] is True
     assert body["messages"] == MESSAGES
     if backend == "ollama":
-        assert body["options"] == {"temperature": 0.7, "num_predict": 64}
+        assert body["options"] == {"num_ctx": 4096, "temperature": 0.7, "num_predict": 64}
     else:
         assert (body["temperature"], body["max_tokens"]) == (0.7, 64)
 

@@ -8,7 +8,7 @@ import pytest
 
 
 def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "OLLAMA_"))}
     env.pop("DATABASE_URL", None)
     env.update(env_overrides)
     return subprocess.run(
@@ -26,6 +26,8 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("INFERENCE_BACKEND", "gpt"),
         ("DATABASE_URL", "nosuchdb://x"),
         ("CELERY_BROKER_URL", "ftp://example"),
+        ("OLLAMA_NUM_CTX_MAX", "lots"),
+        ("OLLAMA_NUM_CTX_MAX", "2048"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -54,3 +56,4 @@ def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_GEN_MAX_TOKENS == 500
     assert settings.SUMMARY_MAX_CHARS == 3000
     assert settings.CONTEXT_RECENT_EPISODES == 8
+    assert settings.OLLAMA_NUM_CTX_MAX == 32_768

@@ -17,7 +17,9 @@ Usage::
 Every failure raises an ``InferenceError`` whose ``transient`` flag says
 whether a retry may help (``TransientInferenceError``: timeouts, connection
 errors, 429, 5xx) or not (``PermanentInferenceError``: other 4xx, malformed
-payloads, empty content). A ``Completion`` never has empty text.
+payloads, empty content; ``ContextWindowExceeded`` when a prompt cannot fit
+the largest window allowed, ``OLLAMA_NUM_CTX_MAX``). A ``Completion`` never
+has empty text.
 
 Backends (``INFERENCE_BACKEND``): ``ollama``, ``openai``, ``nexus`` and
 ``offline``, one module each. HTTP backends share one pooled httpx client per
@@ -52,6 +54,7 @@ from summaries.inference.base import (
     PermanentInferenceError,
     TransientInferenceError,
 )
+from summaries.inference.context_window import ContextWindowExceeded
 from summaries.inference.nexus import NexusServiceClient
 from summaries.inference.offline import OfflineClient
 from summaries.inference.ollama import OllamaClient
@@ -60,6 +63,7 @@ from summaries.inference.openai import OpenAIClient
 __all__ = [
     "ChatStream",
     "Completion",
+    "ContextWindowExceeded",
     "InferenceClient",
     "InferenceError",
     "Message",

@@ -2,7 +2,9 @@
 
 Ollama streams by default, so the non-streaming call says ``stream: false``
 explicitly; a streamed reply is NDJSON, one JSON object per line, the last
-with ``done: true`` and the token counts.
+with ``done: true`` and the token counts. Every call names its context window
+(``options.num_ctx``, see ``summaries.inference.context_window``): Ollama's
+default would silently cut a long prompt.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from summaries.inference.base import TransientInferenceError, reported_count
 from summaries.inference.chat_http import ChatHttpClient
+from summaries.inference.context_window import num_ctx_for
 
 
 class OllamaClient(ChatHttpClient):
@@ -28,15 +31,13 @@ class OllamaClient(ChatHttpClient):
         max_tokens: int | None,
         stream: bool,
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {}
+        # Raises ContextWindowExceeded here, before any request is made.
+        options: dict[str, Any] = {"num_ctx": num_ctx_for(messages, max_tokens, backend=self.name)}
         if temperature is not None:
             options["temperature"] = temperature
         if max_tokens is not None:
             options["num_predict"] = max_tokens
-        body: dict[str, Any] = {"model": model, "messages": messages, "stream": stream}
-        if options:
-            body["options"] = options
-        return body
+        return {"model": model, "messages": messages, "stream": stream, "options": options}
 
     def reply_text(self, payload: dict[str, Any]) -> str | None:
         message = payload.get("message")
