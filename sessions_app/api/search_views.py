@@ -22,7 +22,9 @@ from sessions_app.search import EmptyQuery
 from sessions_app.search.results import Found, search_session, search_sessions
 from sessions_app.selectors import session_for_user
 
-BAD_QUERY = OpenApiResponse(description="Bad `q` (empty, only stop words, too long) or `limit`; names the field.")
+BAD_QUERY = OpenApiResponse(
+    description="Bad `q` (empty, only stop words, too long) or `limit`; names the field."
+)
 
 
 def search_query(request: Request) -> dict[str, Any]:

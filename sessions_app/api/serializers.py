@@ -136,7 +136,10 @@ class SearchQuerySerializer(serializers.Serializer):
     """``?q=&limit=`` of the search endpoints."""
 
     q = serializers.CharField(
-        max_length=1000, allow_blank=True, trim_whitespace=False, help_text="Words to search for (any of them)."
+        max_length=1000,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Words to search for (any of them).",
     )
     limit = serializers.IntegerField(
         required=False, default=20, min_value=1, max_value=100, help_text="Results at most (default 20)."

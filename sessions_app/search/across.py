@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from sessions_app.search import B, K1, EmptyQuery, Hit
+from sessions_app.search import K1, B, EmptyQuery, Hit
 from sessions_app.search.base import Match
 from sessions_app.search.database import episode_backend
 

@@ -39,7 +39,9 @@ class Backend(Protocol):
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         """Each term's matches in the session, found through the index, at most ``limit`` per term."""
 
-    def probe_sessions(self, session_pks: list[int], terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
         """Each term's matches in any of the sessions, through the index, at most ``limit`` per term."""
 
     def marked(

@@ -79,7 +79,9 @@ class PostgresSearch:
             rows = cursor.fetchall()
         return matches_by_term(terms, rows)
 
-    def probe_sessions(self, session_pks: list[int], terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
         # The same shape as ``probe``; ``= ANY`` of the ids is still a key of the GIN index
         # (one index scan per session, their bitmaps ORed).
         ctes = ", ".join(

@@ -68,7 +68,12 @@ def found_for(hits: list[Hit]) -> list[Found]:
     terms = sorted({term for hit in hits for term in hit.terms})
     snippets = snippets_for(list(episodes.values()), terms)
     return [
-        Found(episodes[hit.episode_id], episodes[hit.episode_id].session_uuid, snippets[hit.episode_id], hit.score)
+        Found(
+            episodes[hit.episode_id],
+            episodes[hit.episode_id].session_uuid,
+            snippets[hit.episode_id],
+            hit.score,
+        )
         for hit in hits
         if hit.episode_id in episodes
     ]

@@ -76,7 +76,9 @@ def parse_marked(marked: str, start: str, stop: str) -> tuple[str, list[tuple[in
     return text.replace(start, "").replace(stop, ""), spans
 
 
-def clip(text: str, spans: list[tuple[int, int]], *, size: int = SNIPPET_CHARS, lead: int = LEAD_CHARS) -> Snippet:
+def clip(
+    text: str, spans: list[tuple[int, int]], *, size: int = SNIPPET_CHARS, lead: int = LEAD_CHARS
+) -> Snippet:
     """At most ``size`` characters of ``text`` around its first span, cut at spaces where it can be."""
     if len(text) <= size:
         return Snippet(text, tuple(spans))
@@ -106,7 +108,9 @@ def snippets_for(episodes: Sequence[Episode], terms: list[str]) -> dict[int, Sni
     if not episodes:
         return {}
     start, stop = marker_pair([text for ep in episodes for text in (ep.user_input, ep.response)])
-    marked = episode_backend().marked([ep.pk for ep in episodes], terms, start=start, stop=stop) if terms else {}
+    marked = (
+        episode_backend().marked([ep.pk for ep in episodes], terms, start=start, stop=stop) if terms else {}
+    )
     snippets = {}
     for ep in episodes:
         user_input, response = marked.get(ep.pk, (ep.user_input, ep.response))

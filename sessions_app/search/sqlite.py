@@ -77,7 +77,9 @@ class SqliteSearch:
             rows = cursor.fetchall()
         return matches_by_term(terms, rows)
 
-    def probe_sessions(self, session_pks: list[int], terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
         # The ids travel as one JSON array: no limit on bound variables to meet.
         branches = " UNION ALL ".join(
             f"""SELECT * FROM (SELECT {n}, e.id, e.token_count FROM {FTS} JOIN {TABLE} e ON e.id = {FTS}.rowid

@@ -50,7 +50,9 @@ def urls(session):
 
 @pytest.mark.parametrize("which", ["session", "all"])
 def test_a_result_carries_the_episode_its_session_a_snippet_and_a_rank(api_client, session, which):
-    episode = EpisodeFactory(session=session, user_input="Where did I park the bicycle?", response="By the library.")
+    episode = EpisodeFactory(
+        session=session, user_input="Where did I park the bicycle?", response="By the library."
+    )
     EpisodeFactory(session=session, user_input="Unrelated chatter", response="Indeed.")
     url = session_url(session) if which == "session" else ALL_URL
     [item] = results(api_client, url, q="bicycle")
@@ -193,9 +195,21 @@ def test_anonymous_callers_are_refused(anon_client, session, urls):
 # (user input, response, query, text the snippet shows literally, the matched words)
 HOSTILE = [
     ("<b>Volcanoes</b> erupt <script>alert(1)</script>", "", "volcano", "<b>Volcanoes</b>", ["volcanoes"]),
-    ('He said "volcano" NEAR( lava * : OR AND', "", 'volcano NEAR( " * :', '"volcano" NEAR(', ["volcano", "near"]),
+    (
+        'He said "volcano" NEAR( lava * : OR AND',
+        "",
+        'volcano NEAR( " * :',
+        '"volcano" NEAR(',
+        ["volcano", "near"],
+    ),
     ("\x02 volcanoes \x03 and \x1e\x1f markers", "", "volcano", "\x02 volcanoes \x03", ["volcanoes"]),
-    ("Nothing here", "The <i>lava</i> &amp; volcanoes answer", "volcanoes", "The <i>lava</i> &amp;", ["volcanoes"]),
+    (
+        "Nothing here",
+        "The <i>lava</i> &amp; volcanoes answer",
+        "volcanoes",
+        "The <i>lava</i> &amp;",
+        ["volcanoes"],
+    ),
 ]
 
 
@@ -215,7 +229,11 @@ def test_the_snippet_is_the_text_itself_with_offsets_of_the_matched_words(
 
 
 def test_a_long_text_is_cut_around_the_first_match(api_client, session, urls):
-    text = " ".join(f"word{n}" for n in range(100)) + " the Greyhounds ran " + " ".join(f"tail{n}" for n in range(100))
+    text = (
+        " ".join(f"word{n}" for n in range(100))
+        + " the Greyhounds ran "
+        + " ".join(f"tail{n}" for n in range(100))
+    )
     EpisodeFactory(session=session, user_input=text, response="Indeed.")
     for url in urls:
         [item] = results(api_client, url, q="greyhound")
@@ -262,3 +280,13 @@ def test_queries_do_not_grow_with_the_session(api_client, owner):
     across_before = count_queries(api_client, ALL_URL, q)
     episodes_bulk_create(session=small, items=[filler(n) for n in range(500)])
     assert count_queries(api_client, ALL_URL, q) == across_before
+
+
+def test_the_schema_documents_both_endpoints(anon_client):
+    schema = anon_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for path in ("/api/sessions/{uuid}/search/", "/api/search/"):
+        operation = schema["paths"][path]["get"]
+        assert {p["name"] for p in operation["parameters"]} >= {"q", "limit"}
+        assert set(operation["responses"]) >= {"200", "400"}
+    result = schema["components"]["schemas"]["SearchResult"]["properties"]
+    assert set(result) == {"episode", "session", "snippet", "highlights", "rank"}

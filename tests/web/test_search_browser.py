@@ -18,7 +18,10 @@ TARGET = "Note <b>this</b>: the harbour ferry leaves at dawn from pier seventeen
 
 
 def filler(n: int) -> dict[str, str]:
-    return {"user_input": f"Day {n}: what should I cook tonight?", "response": f"A quick pasta would do on day {n}."}
+    return {
+        "user_input": f"Day {n}: what should I cook tonight?",
+        "response": f"A quick pasta would do on day {n}.",
+    }
 
 
 def open_chat(open_page, live_server, session):
