@@ -2,8 +2,8 @@
 
 It lives with summaries because it shows them and runs the chat turn. The
 page is rendered on the server; everything that changes while it is open
-(the streamed reply, summary cards, the summarization state, the context
-inspector) comes from the REST API, called by ``static/nexus/chat.js`` with
+(the streamed reply, summary cards, the summarization state, search results,
+the context inspector) comes from the REST API, called by ``static/nexus/chat.js`` with
 the session cookie and the CSRF token.
 """
 
@@ -83,6 +83,7 @@ def _api_urls(session: ChatSession) -> dict[str, str]:
         "summaries": reverse("api-session-summaries", args=args),
         "status": reverse("api-summary-status", args=args),
         "context": reverse("api-session-context", args=args),
+        "search": reverse("api-session-search", args=args),
         "list": reverse("session-list"),
         "login": reverse("login"),
     }

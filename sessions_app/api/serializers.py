@@ -152,3 +152,32 @@ class AfterIdSerializer(serializers.Serializer):
     """The ``after_id`` path segment of ``episodes/since/{after_id}/``."""
 
     after_id = serializers.IntegerField(min_value=0, max_value=MAX_ID)
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    """``?q=&limit=`` of the search endpoints."""
+
+    q = serializers.CharField(
+        max_length=1000,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Words to search for (any of them).",
+    )
+    limit = serializers.IntegerField(
+        required=False, default=20, min_value=1, max_value=100, help_text="Results at most (default 20)."
+    )
+
+
+class SearchResultSerializer(serializers.Serializer):
+    episode = EpisodeSerializer()
+    session = serializers.UUIDField(help_text="The episode's session.")
+    snippet = serializers.CharField(help_text="Plain text from the episode (never markup), '…' where cut.")
+    highlights = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2),
+        help_text="[start, end) character offsets of the matched words within the snippet.",
+    )
+    rank = serializers.FloatField(help_text="BM25 score; higher is better.")
+
+
+class SearchResultsSerializer(serializers.Serializer):
+    results = SearchResultSerializer(many=True)

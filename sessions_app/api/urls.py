@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sessions_app.api import views
+from sessions_app.api import search_views, views
 
 urlpatterns = [
     path("auth/token/", views.AuthTokenView.as_view(), name="api-auth-token"),
@@ -13,4 +13,6 @@ urlpatterns = [
         name="api-episode-since",
     ),
     path("sessions/<str:uuid>/episode-stats/", views.EpisodeStatsView.as_view(), name="api-episode-stats"),
+    path("sessions/<str:uuid>/search/", search_views.SessionSearchView.as_view(), name="api-session-search"),
+    path("search/", search_views.SearchView.as_view(), name="api-search"),
 ]

@@ -39,3 +39,14 @@ class Backend(Protocol):
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         """Each term's matches in the session, found through the index, at most ``limit`` per term."""
 
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
+        """Each term's matches in any of the sessions, through the index, at most ``limit`` per term."""
+
+    def marked(
+        self, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, tuple[str, str]]:
+        """Episode id -> its ``(user_input, response)`` with every word that matches one of
+        ``terms`` (as the index matches it) between ``start`` and ``stop``."""
+

@@ -78,3 +78,43 @@ class PostgresSearch:
             cursor.execute(f"WITH {ctes} {branches}", params)
             rows = cursor.fetchall()
         return matches_by_term(terms, rows)
+
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
+        # The same shape as ``probe``; ``= ANY`` of the ids is still a key of the GIN index
+        # (one index scan per session, their bitmaps ORed).
+        ctes = ", ".join(
+            f"m{n} AS MATERIALIZED (SELECT id, token_count FROM {TABLE}"
+            f" WHERE session_id = ANY(%s::bigint[]) AND search_vector @@ %s::tsquery)"
+            for n in range(len(terms))
+        )
+        branches = " UNION ALL ".join(
+            f"(SELECT {n}, id, token_count FROM m{n} LIMIT %s)" for n in range(len(terms))
+        )
+        params: list[object] = []
+        for term in terms:
+            params += [list(session_pks), tsquery_literal(term)]
+        params += [limit] * len(terms)
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"WITH {ctes} {branches}", params)
+            rows = cursor.fetchall()
+        return matches_by_term(terms, rows)
+
+    def marked(
+        self, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, tuple[str, str]]:
+        # ts_headline parses the text with the index's configuration, so it marks
+        # exactly the words whose lexemes the query's terms are.
+        query = " | ".join(map(tsquery_literal, terms))
+        options = f'StartSel="{start}", StopSel="{stop}", HighlightAll=TRUE'
+        headline = "ts_headline(%s::regconfig, {column}, %s::tsquery, %s)"
+        sql = (
+            f"SELECT id, {headline.format(column='user_input')}, {headline.format(column='response')}"
+            f" FROM {TABLE} WHERE id = ANY(%s::bigint[])"
+        )
+        config = settings.SEARCH_CONFIG
+        params = [config, query, options, config, query, options, list(episode_ids)]
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return {pk: (user_input, response) for pk, user_input, response in cursor.fetchall()}

@@ -8,6 +8,7 @@ stem stay two terms, which only weighs that stem twice.
 
 from __future__ import annotations
 
+import json
 import re
 
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -75,3 +76,35 @@ class SqliteSearch:
             cursor.execute(branches, params)
             rows = cursor.fetchall()
         return matches_by_term(terms, rows)
+
+    def probe_sessions(
+        self, session_pks: list[int], terms: list[str], *, limit: int
+    ) -> dict[str, list[Match]]:
+        # The ids travel as one JSON array: no limit on bound variables to meet.
+        branches = " UNION ALL ".join(
+            f"""SELECT * FROM (SELECT {n}, e.id, e.token_count FROM {FTS} JOIN {TABLE} e ON e.id = {FTS}.rowid
+                 WHERE {FTS} MATCH %s AND e.session_id IN (SELECT value FROM json_each(%s)) LIMIT %s)"""
+            for n in range(len(terms))
+        )
+        params: list[object] = []
+        ids = json.dumps(list(session_pks))
+        for term in terms:
+            params += [fts_string(term), ids, limit]
+        with self.connection.cursor() as cursor:
+            cursor.execute(branches, params)
+            rows = cursor.fetchall()
+        return matches_by_term(terms, rows)
+
+    def marked(
+        self, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, tuple[str, str]]:
+        # highlight() marks the phrases of the MATCH as the tokenizer (and its stemmer) found them.
+        sql = (
+            f"SELECT rowid, highlight({FTS}, 0, %s, %s), highlight({FTS}, 1, %s, %s) FROM {FTS}"
+            f" WHERE {FTS} MATCH %s AND rowid IN (SELECT value FROM json_each(%s))"
+        )
+        query = " OR ".join(map(fts_string, terms))
+        params = [start, stop, start, stop, query, json.dumps(list(episode_ids))]
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return {pk: (user_input or "", response or "") for pk, user_input, response in cursor.fetchall()}

@@ -1,9 +1,10 @@
 /*
  * The chat window: composer, streamed replies, summary cards, the
- * summarization indicator and the context inspector.
+ * summarization indicator, the search box and the context inspector.
  *
  * Every piece of user or model text goes into the page through textContent
- * or text nodes, never as markup. Every request carries the session cookie
+ * or text nodes, never as markup; search highlights are <mark> elements
+ * built around text nodes. Every request carries the session cookie
  * and the CSRF token.
  */
 (function () {
@@ -53,6 +54,15 @@
     contextParts: document.getElementById("context-parts"),
     contextOmitted: document.getElementById("context-omitted"),
     contextPrompt: document.getElementById("context-prompt"),
+    contextRetrieved: document.getElementById("context-retrieved"),
+    contextRetrievedCount: document.getElementById("context-retrieved-count"),
+    contextRetrievedList: document.getElementById("context-retrieved-list"),
+    searchForm: document.getElementById("chat-search"),
+    searchInput: document.getElementById("chat-search-input"),
+    searchResults: document.getElementById("search-results"),
+    searchState: document.getElementById("search-state"),
+    searchHits: document.getElementById("search-hits"),
+    searchClose: document.getElementById("search-close"),
   };
 
   var csrfInput = el.composer.querySelector("input[name=csrfmiddlewaretoken]");
@@ -661,8 +671,10 @@
 
   /* ------------------------------------------------------ load earlier */
 
+  /* Loads the page of history before the first exchange shown; resolves
+     to whether it did. */
   async function loadEarlier() {
-    if (state.loadingEarlier || !state.hasEarlier || !state.earlierUrl) return;
+    if (state.loadingEarlier || !state.hasEarlier || !state.earlierUrl) return false;
     state.loadingEarlier = true;
     el.loadEarlier.disabled = true;
     el.loadEarlier.textContent = "Loading…";
@@ -692,16 +704,190 @@
         el.loadEarlier.textContent = "Could not load earlier messages. Try again";
         el.loadEarlier.disabled = false;
         state.loadingEarlier = false;
-        return;
+        return false;
       }
+      state.hasEarlier = false;
     }
     state.loadingEarlier = false;
     el.loadEarlier.disabled = false;
     el.loadEarlier.textContent = "Load earlier messages";
     el.loadEarlier.hidden = !state.hasEarlier;
+    return !state.sessionGone;
   }
 
-  el.loadEarlier.addEventListener("click", loadEarlier);
+  el.loadEarlier.addEventListener("click", function () {
+    loadEarlier();
+  });
+
+
+  /* --------------------------------------------------------------- search */
+
+  var search = { seq: 0, shown: [] };
+
+  /* Text with the [start, end) spans wrapped in <mark>: text nodes only. */
+  function highlighted(text, spans) {
+    var fragment = document.createDocumentFragment();
+    var at = 0;
+    (spans || [])
+      .slice()
+      .sort(function (a, b) {
+        return a[0] - b[0];
+      })
+      .forEach(function (span) {
+        var start = Math.max(at, Number(span[0]) || 0);
+        var end = Math.min(text.length, Number(span[1]) || 0);
+        if (end <= start) return;
+        if (start > at) fragment.appendChild(document.createTextNode(text.slice(at, start)));
+        fragment.appendChild(make("mark", null, text.slice(start, end)));
+        at = end;
+      });
+    if (at < text.length) fragment.appendChild(document.createTextNode(text.slice(at)));
+    return fragment;
+  }
+
+  function closeSearch() {
+    search.seq += 1;
+    el.searchResults.hidden = true;
+    el.searchHits.replaceChildren();
+    el.searchState.textContent = "";
+  }
+
+  async function runSearch(q) {
+    var seq = ++search.seq;
+    el.searchResults.hidden = false;
+    el.searchHits.replaceChildren();
+    el.searchState.textContent = "Searching…";
+    try {
+      var data = await getJson(urls.search + "?q=" + encodeURIComponent(q));
+      if (seq !== search.seq) return;
+      renderHits(Array.isArray(data.results) ? data.results : []);
+    } catch (err) {
+      if (seq !== search.seq) return;
+      if (isAccessError(err.status) && (await checkAccess())) {
+        closeSearch();
+        return;
+      }
+      el.searchState.textContent =
+        err.status === 400 ? err.message.replace(/^q: /, "") : "Could not search: " + err.message;
+    }
+  }
+
+  function renderHits(results) {
+    search.shown = results;
+    el.searchState.textContent = results.length
+      ? plural(results.length, "exchange matches", "exchanges match") + "."
+      : "No exchange matches.";
+    var fragment = document.createDocumentFragment();
+    results.forEach(function (result, n) {
+      var item = make("li", "search-hit");
+      var button = make("button", "search-hit-button");
+      button.type = "button";
+      button.dataset.index = n;
+      button.dataset.episodeId = result.episode.id;
+      var snippet = make("span", "search-snippet");
+      snippet.appendChild(highlighted(String(result.snippet || ""), result.highlights));
+      button.appendChild(snippet);
+      var meta = make("span", "search-meta", "#" + result.episode.id + " · ");
+      if (result.episode.created_at) meta.appendChild(timeElement(result.episode.created_at));
+      button.appendChild(meta);
+      item.appendChild(button);
+      fragment.appendChild(item);
+    });
+    el.searchHits.replaceChildren(fragment);
+  }
+
+  function findEpisode(id) {
+    return el.messages.querySelector('.episode[data-episode-id="' + Number(id) + '"]');
+  }
+
+  function sleep(ms) {
+    return new Promise(function (resolve) {
+      window.setTimeout(resolve, ms);
+    });
+  }
+
+  /* The exchange with this id, loading earlier history until it is on the page. */
+  async function episodeOnPage(id, onLoading) {
+    var item = findEpisode(id);
+    while (!item && state.hasEarlier && !state.sessionGone) {
+      var first = el.messages.querySelector(".episode[data-episode-id]");
+      if (first && Number(first.dataset.episodeId) < id) return null; // deleted since
+      if (onLoading) onLoading();
+      while (state.loadingEarlier) await sleep(50);
+      if (!(await loadEarlier())) return null;
+      item = findEpisode(id);
+    }
+    return item;
+  }
+
+  function clearFound() {
+    Array.prototype.forEach.call(el.messages.querySelectorAll(".episode.is-found"), function (node) {
+      node.classList.remove("is-found");
+      Array.prototype.forEach.call(node.querySelectorAll(".msg-body"), function (body) {
+        if (body.querySelector("mark")) body.textContent = body.textContent;
+      });
+    });
+  }
+
+  /* Marks the snippet's highlights in the message it was taken from. */
+  function markExchange(item, result) {
+    var snippet = String(result.snippet || "");
+    if (!snippet || !result.highlights || !result.highlights.length) return;
+    var lead = snippet.charAt(0) === "…" ? 1 : 0;
+    var core = snippet.slice(lead, snippet.length > lead + 1 && snippet.slice(-1) === "…" ? -1 : undefined);
+    var bodies = item.querySelectorAll(".msg-user .msg-body, .msg-assistant .msg-body");
+    for (var i = 0; i < bodies.length; i++) {
+      var text = bodies[i].textContent;
+      var at = text.indexOf(core);
+      if (at === -1) continue;
+      var spans = result.highlights.map(function (span) {
+        return [span[0] - lead + at, span[1] - lead + at];
+      });
+      bodies[i].replaceChildren(highlighted(text, spans));
+      return;
+    }
+  }
+
+  async function revealEpisode(result, stateNode) {
+    var id = Number(result.episode.id);
+    var item = await episodeOnPage(id, function () {
+      stateNode.textContent = "Loading earlier messages…";
+    });
+    if (!item) {
+      if (!state.sessionGone) stateNode.textContent = "Exchange #" + id + " is no longer in the conversation.";
+      return false;
+    }
+    clearFound();
+    markExchange(item, result);
+    item.classList.add("is-found");
+    item.scrollIntoView({ block: "center" });
+    return true;
+  }
+
+  el.searchForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var q = el.searchInput.value.trim();
+    if (q) runSearch(q);
+    else closeSearch();
+  });
+
+  el.searchInput.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") closeSearch();
+  });
+
+  el.searchClose.addEventListener("click", function () {
+    closeSearch();
+    el.searchInput.focus();
+  });
+
+  el.searchHits.addEventListener("click", async function (event) {
+    var button = event.target.closest(".search-hit-button");
+    if (!button) return;
+    var result = search.shown[Number(button.dataset.index)];
+    if (!result) return;
+    var before = el.searchState.textContent;
+    if (await revealEpisode(result, el.searchState)) el.searchState.textContent = before;
+  });
 
   /* ----------------------------------------------------- context inspector */
 
@@ -734,9 +920,11 @@
     var parts = [];
     var summaries = countOf(omitted.summaries);
     var digest = countOf(omitted.digest);
+    var retrieved = countOf(omitted.retrieved);
+    if (retrieved) parts.push(plural(retrieved, "relevant earlier exchange", "relevant earlier exchanges"));
     if (summaries) parts.push(plural(summaries, "summary", "summaries"));
     if (digest) parts.push(plural(digest, "older episode", "older episodes") + " from the digest");
-    return parts.length ? "Left out to stay within the token budget: " + parts.join(" and ") + "." : "";
+    return parts.length ? "Left out to stay within the token budget: " + parts.join(", ") + "." : "";
   }
 
   function renderContext(data) {
@@ -754,6 +942,7 @@
     el.contextSaving.parentNode.classList.toggle("is-zero", !(saved > 0));
     el.contextParts.textContent = [
       plural(countOf(data.summaries), "summary", "summaries"),
+      plural(countOf(data.retrieved), "relevant earlier exchange", "relevant earlier exchanges"),
       plural(countOf(data.recent), "recent episode", "recent episodes") + " in full",
       plural(countOf(data.digest), "older episode", "older episodes") + " in the digest",
     ].join(" · ");
@@ -761,8 +950,39 @@
     el.contextOmitted.textContent = omitted;
     el.contextOmitted.hidden = !omitted;
     el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
+    renderRetrieved(Array.isArray(data.retrieved) ? data.retrieved : []);
     el.contextResult.hidden = false;
   }
+
+  /* The retrieved exchanges, apart from summaries and recent ones: each
+     names its exchange and shows it in the conversation when clicked. */
+  function renderRetrieved(ids) {
+    el.contextRetrievedCount.textContent = ids.length;
+    el.contextRetrieved.hidden = ids.length === 0;
+    var fragment = document.createDocumentFragment();
+    ids.forEach(function (id) {
+      var item = make("li", "context-retrieved-item");
+      item.dataset.episodeId = id;
+      var button = make("button", "context-retrieved-button", "#" + id);
+      button.type = "button";
+      button.dataset.episodeId = id;
+      button.title = "Show this exchange in the conversation";
+      item.appendChild(button);
+      var shown = findEpisode(id);
+      var question = shown ? shown.querySelector(".msg-user .msg-body") : null;
+      var text = question ? question.textContent : "An earlier exchange (not loaded on the page yet)";
+      item.appendChild(make("span", "context-retrieved-text", text.length > 140 ? text.slice(0, 140) + "…" : text));
+      fragment.appendChild(item);
+    });
+    el.contextRetrievedList.replaceChildren(fragment);
+  }
+
+  el.contextRetrievedList.addEventListener("click", async function (event) {
+    var button = event.target.closest(".context-retrieved-button");
+    if (!button) return;
+    var id = Number(button.dataset.episodeId);
+    if (await revealEpisode({ episode: { id: id } }, el.contextState)) el.contextDialog.close();
+  });
 
   el.contextOpen.addEventListener("click", function () {
     el.contextQuestion.value = el.input.value.trim();
@@ -836,6 +1056,7 @@
     el.input.disabled = true;
     el.send.disabled = true;
     el.contextOpen.disabled = true;
+    el.searchInput.disabled = true;
     el.loadEarlier.hidden = true;
     el.headerIndicator.hidden = true;
     el.buttonIndicator.hidden = true;

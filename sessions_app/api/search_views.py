@@ -1,0 +1,84 @@
+"""The search endpoints: one session's episodes, or those of every session the caller may see.
+
+Views parse and check access; ranking and snippets are ``sessions_app.search``'s.
+A session the caller may not see is a 404 like an unknown one; a query with
+nothing to search for is a 400 naming ``q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sessions_app.api.serializers import SearchQuerySerializer, SearchResultsSerializer, episode_payload
+from sessions_app.api.views import UUID_PARAM
+from sessions_app.models import ChatSession
+from sessions_app.search import EmptyQuery
+from sessions_app.search.results import Found, search_session, search_sessions
+from sessions_app.selectors import session_for_user
+
+BAD_QUERY = OpenApiResponse(
+    description="Bad `q` (empty, only stop words, too long) or `limit`; names the field."
+)
+
+
+def search_query(request: Request) -> dict[str, Any]:
+    checked = SearchQuerySerializer(data=request.query_params)
+    checked.is_valid(raise_exception=True)
+    return checked.validated_data
+
+
+def results_payload(found: list[Found]) -> dict[str, Any]:
+    return {
+        "results": [
+            {
+                "episode": episode_payload(item.episode),
+                "session": str(item.session_uuid),
+                "snippet": item.snippet.text,
+                "highlights": [list(span) for span in item.snippet.highlights],
+                "rank": item.rank,
+            }
+            for item in found
+        ]
+    }
+
+
+def empty_query_error(error: EmptyQuery) -> ValidationError:
+    return ValidationError({"q": [str(error)]})
+
+
+@extend_schema(tags=["search"], parameters=[UUID_PARAM, SearchQuerySerializer])
+class SessionSearchView(APIView):
+    @extend_schema(
+        summary="Full-text search of one session's episodes, best first",
+        responses={200: SearchResultsSerializer, 400: BAD_QUERY},
+    )
+    def get(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid)
+        query = search_query(request)
+        try:
+            found = search_session(session=session, text=query["q"], limit=query["limit"])
+        except EmptyQuery as error:
+            raise empty_query_error(error) from None
+        return Response(results_payload(found))
+
+
+@extend_schema(tags=["search"], parameters=[SearchQuerySerializer])
+class SearchView(APIView):
+    @extend_schema(
+        summary="Full-text search of the episodes of every session you can see, best first",
+        responses={200: SearchResultsSerializer, 400: BAD_QUERY},
+    )
+    def get(self, request: Request) -> Response:
+        query = search_query(request)
+        sessions = ChatSession.objects.visible_to(request.user)
+        try:
+            found = search_sessions(sessions=sessions, text=query["q"], limit=query["limit"])
+        except EmptyQuery as error:
+            raise empty_query_error(error) from None
+        return Response(results_payload(found))

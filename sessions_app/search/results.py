@@ -1,0 +1,79 @@
+"""Search results as the API shows them: the episode, its session, a snippet and the rank.
+
+``search_session`` ranks one session exactly as the context does
+(``rank_session`` with the session's counters); ``search_sessions`` ranks
+the episodes of any number of sessions together (``across.rank_sessions``).
+Either way the cost is bounded: the ranking's few queries, one for the
+episodes found and one for their snippets.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.db.models import F, QuerySet
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.search import Hit, rank_session
+from sessions_app.search.across import rank_sessions
+from sessions_app.search.snippets import Snippet, snippets_for
+
+__all__ = ["Found", "search_session", "search_sessions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    episode: Episode
+    session_uuid: uuid.UUID
+    snippet: Snippet
+    rank: float
+
+
+def search_session(*, session: ChatSession, text: str, limit: int) -> list[Found]:
+    """The episodes of ``session`` that best match ``text``, best first; ``EmptyQuery`` if nothing to search."""
+    hits = rank_session(
+        session_pk=session.pk,
+        episode_count=session.cached_episode_count,
+        total_tokens=session.cached_total_tokens,
+        text=text,
+        limit=limit,
+    )
+    return found_for(hits)
+
+
+def search_sessions(*, sessions: QuerySet[ChatSession], text: str, limit: int) -> list[Found]:
+    """The episodes of ``sessions`` (e.g. ``visible_to(user)``) that best match ``text``, best first."""
+    rows = list(sessions.order_by().values_list("pk", "cached_episode_count", "cached_total_tokens"))
+    hits = rank_sessions(
+        session_pks=[pk for pk, _, _ in rows],
+        episode_count=sum(count for _, count, _ in rows),
+        total_tokens=sum(tokens for _, _, tokens in rows),
+        text=text,
+        limit=limit,
+    )
+    return found_for(hits)
+
+
+def found_for(hits: list[Hit]) -> list[Found]:
+    """The hits' episodes and snippets, in the hits' order (an episode deleted meanwhile is left out)."""
+    if not hits:
+        return []
+    episodes = {
+        ep.pk: ep
+        for ep in Episode.objects.filter(pk__in=[hit.episode_id for hit in hits])
+        .annotate(session_uuid=F("session__uuid"))
+        .order_by()
+    }
+    terms = sorted({term for hit in hits for term in hit.terms})
+    snippets = snippets_for(list(episodes.values()), terms)
+    return [
+        Found(
+            episodes[hit.episode_id],
+            episodes[hit.episode_id].session_uuid,
+            snippets[hit.episode_id],
+            hit.score,
+        )
+        for hit in hits
+        if hit.episode_id in episodes
+    ]
