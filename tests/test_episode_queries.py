@@ -41,7 +41,7 @@ def test_dominant_session_reads_use_the_session_index():
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE sessions_app_episode")
 
-    last_eight = Episode.objects.for_session(big.pk).order_by("-pk")[:8]
+    last_eight = Episode.objects.for_session(big.pk).newest_first()[:8]
     tail = Episode.objects.after(big.pk, 0)[:50]
     for qs in (last_eight, tail):
         plan = qs.explain()
