@@ -9,7 +9,8 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from django.db import connections, router, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.db.models.signals import post_save
 from django.utils import timezone
 
@@ -50,24 +51,45 @@ def session_update(*, session: ChatSession, title: str | None = None, metadata: 
     return session
 
 
+def session_counters_repair(*, session_pk: int) -> None:
+    """Set a session's counters to the aggregate over its episodes, under its row lock."""
+    with transaction.atomic():
+        ChatSession.objects.select_for_update().filter(pk=session_pk).first()
+        truth = ChatSession.objects.with_aggregate_stats().filter(pk=session_pk).first()
+        if truth is None:
+            return
+        newest = Episode.objects.filter(pk=truth.last_episode_id).values_list("created_at", flat=True).first()
+        ChatSession.objects.filter(pk=session_pk).update(
+            cached_episode_count=truth.episode_count,
+            cached_total_tokens=truth.total_tokens,
+            cached_last_episode_id=truth.last_episode_id,
+            cached_last_episode_at=newest,
+        )
+
+
 def session_delete(*, session: ChatSession) -> None:
     """Delete a session with its episodes, summaries and state (cascade)."""
     session.delete()
 
 
-def _bump_counters(*, session_pk: int, episodes: int, tokens: int, first_created_at: datetime) -> None:
+def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: datetime | None) -> None:
     """Add to the session's counters, taking its row lock.
 
     ``SessionNotFound`` if the row is gone (the INSERT that follows would
     otherwise fail only on the foreign key, at commit, as a server error);
-    ``EpisodeDateInvalid`` if ``first_created_at`` precedes the session's
-    newest episode, checked in the same UPDATE that takes the lock, so two
-    writers cannot both pass it.
+    ``EpisodeDateInvalid`` if ``dated_from`` (the first date a caller gave)
+    precedes the session's newest episode, checked in the same UPDATE that
+    takes the lock, so two writers cannot both pass it. Episodes dated
+    "now" are not checked: a writer that waited for the lock may hold a
+    "now" a moment older than the episode committed before it.
     """
     rows = ChatSession.objects.filter(pk=session_pk)
-    updated = rows.filter(
-        Q(cached_last_episode_at__isnull=True) | Q(cached_last_episode_at__lte=first_created_at)
-    ).update(
+    guarded = rows
+    if dated_from is not None:
+        guarded = rows.filter(
+            Q(cached_last_episode_at__isnull=True) | Q(cached_last_episode_at__lte=dated_from)
+        )
+    updated = guarded.update(
         cached_episode_count=F("cached_episode_count") + episodes,
         cached_total_tokens=F("cached_total_tokens") + tokens,
         updated_at=timezone.now(),
@@ -80,9 +102,13 @@ def _bump_counters(*, session_pk: int, episodes: int, tokens: int, first_created
 
 
 def _record_newest(*, session_pk: int, episode: Episode) -> None:
-    """The session's newest episode, kept on its row (the lock is already ours)."""
+    """The session's newest episode, kept on its row (the lock is already
+    ours); its date never moves back (see ``_bump_counters``)."""
     ChatSession.objects.filter(pk=session_pk).update(
-        cached_last_episode_id=episode.pk, cached_last_episode_at=episode.created_at
+        cached_last_episode_id=episode.pk,
+        cached_last_episode_at=Greatest(
+            Coalesce("cached_last_episode_at", Value(episode.created_at)), Value(episode.created_at)
+        ),
     )
 
 
@@ -118,7 +144,7 @@ def episode_create(
     (created,) = _checked_dates([created_at])
     tokens = count_episode_tokens(user_input, response)
     with transaction.atomic():
-        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, first_created_at=created)
+        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at)
         episode = Episode.objects.create(
             session=session,
             user_input=user_input,
@@ -136,10 +162,12 @@ _EPISODE_FIELDS = ("id", "session_id", "user_input", "response", "token_count", 
 
 
 @functools.cache
-def _fused_episode_insert_sql(*, owner_check: bool) -> str:
+def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
     """The statement of ``episode_create_for_user``, built once per variant
-    (with or without the owner check). Parameters: tokens, now, uuid,
-    [owner id], created_at, user_input, response, tokens, metadata.
+    (with or without the owner check; with or without a date the caller
+    gave, which must not precede the session's newest episode). Parameters:
+    tokens, now, created_at, uuid, [owner id], [created_at], user_input,
+    response, tokens, metadata.
 
     The new episode's id is drawn from the table's sequence inside the
     UPDATE, which holds the session's row lock: ids follow commit order as
@@ -150,6 +178,7 @@ def _fused_episode_insert_sql(*, owner_check: bool) -> str:
     column = {name: episode_meta.get_field(name).column for name in
               ("id", "session", "user_input", "response", "token_count", "created_at", "metadata")}
     owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
+    date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
     sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
     return f"""
         WITH locked AS (
@@ -158,15 +187,14 @@ def _fused_episode_insert_sql(*, owner_check: bool) -> str:
                    "cached_total_tokens" = "cached_total_tokens" + %s,
                    "updated_at" = %s,
                    "cached_last_episode_id" = nextval({sequence}),
-                   "cached_last_episode_at" = %s
-             WHERE "uuid" = %s{owner_filter}
-               AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)
-         RETURNING "id", "cached_last_episode_id", "cached_last_episode_at"
+                   "cached_last_episode_at" = GREATEST("cached_last_episode_at", %s)
+             WHERE "uuid" = %s{owner_filter}{date_filter}
+         RETURNING "id", "cached_last_episode_id"
         )
         INSERT INTO "{episode_meta.db_table}"
                ("{column['id']}", "{column['session']}", "{column['user_input']}", "{column['response']}",
                 "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
-        SELECT locked."cached_last_episode_id", locked."id", %s, %s, %s, locked."cached_last_episode_at", %s
+        SELECT locked."cached_last_episode_id", locked."id", %s, %s, %s, %s, %s
           FROM locked
         RETURNING "id", "{column['session']}"
     """
@@ -207,9 +235,14 @@ def episode_create_for_user(
     metadata = metadata or {}
     owner_params = [] if user.is_staff else [user.pk]
     metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
-    params = [tokens, now, created, parsed, *owner_params, created, user_input, response, tokens, metadata_db]
+    date_params = [] if created_at is None else [created]
+    params = [
+        tokens, now, created, parsed, *owner_params, *date_params,
+        user_input, response, tokens, created, metadata_db,
+    ]  # fmt: skip
+    sql = _fused_episode_insert_sql(owner_check=not user.is_staff, dated=created_at is not None)
     with connection.cursor() as cursor:
-        cursor.execute(_fused_episode_insert_sql(owner_check=not user.is_staff), params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         # Not visible, gone, or dated before the session's newest episode: tell which.
@@ -253,7 +286,10 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
         for item, tokens, created in zip(items, counts, dates, strict=True)
     ]
     with transaction.atomic():
-        _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), first_created_at=dates[0])
+        given = next((item.get("created_at") for item in items if item.get("created_at") is not None), None)
+        _bump_counters(
+            session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), dated_from=given
+        )
         created = Episode.objects.bulk_create(episodes)
         _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk))
         episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)

@@ -13,6 +13,8 @@ between the old reach and the new one, so a pass pays for its own chunk.
 
 from __future__ import annotations
 
+from django.db import transaction
+
 from sessions_app.models import Episode
 from summaries.models import SummarizationState, Summary
 
@@ -31,18 +33,22 @@ def chain_reach(session_pk: int) -> int:
 
 def refresh_coverage(session_pk: int) -> None:
     """Bring the state row's coverage in line with the chain (see the module docstring)."""
-    through = chain_reach(session_pk)
-    SummarizationState.objects.bulk_create([SummarizationState(session_id=session_pk)], ignore_conflicts=True)
-    state = (
-        SummarizationState.objects.select_for_update()
-        .only("covered_through", "covered_episodes")
-        .get(session_id=session_pk)
-    )
-    if through == state.covered_through:
-        return
-    low, high = sorted((state.covered_through, through))
-    between = Episode.objects.after(session_pk, low, high).count()
-    covered = state.covered_episodes + between if through > state.covered_through else state.covered_episodes - between
-    SummarizationState.objects.filter(session_id=session_pk).update(
-        covered_through=through, covered_episodes=max(0, covered)
-    )
+    with transaction.atomic():  # a savepoint inside the caller's transaction
+        through = chain_reach(session_pk)
+        SummarizationState.objects.bulk_create(
+            [SummarizationState(session_id=session_pk)], ignore_conflicts=True
+        )
+        state = (
+            SummarizationState.objects.select_for_update()
+            .only("covered_through", "covered_episodes")
+            .get(session_id=session_pk)
+        )
+        if through == state.covered_through:
+            return
+        low, high = sorted((state.covered_through, through))
+        between = Episode.objects.after(session_pk, low, high).count()
+        grown = through > state.covered_through
+        covered = state.covered_episodes + between if grown else state.covered_episodes - between
+        SummarizationState.objects.filter(session_id=session_pk).update(
+            covered_through=through, covered_episodes=max(0, covered)
+        )

@@ -501,7 +501,7 @@ def test_round_trip_keeps_every_episode_and_counts_tokens(owner, other_user, tmp
     assert [(e.user_input, e.response, e.metadata, e.created_at) for e in copied] == [
         (e.user_input, e.response, e.metadata, e.created_at) for e in eps
     ]
-    stats = ChatSession.objects.with_stats().get(pk=copy.pk)
+    stats = ChatSession.objects.with_aggregate_stats().get(pk=copy.pk)
     assert copy.cached_episode_count == stats.episode_count == 4
     assert copy.cached_total_tokens == stats.total_tokens == sum(e.token_count for e in eps)
 

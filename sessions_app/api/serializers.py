@@ -70,8 +70,13 @@ class OffsetDateTimeField(serializers.DateTimeField):
     would be read in whatever zone the server runs in."""
 
     def to_internal_value(self, value: Any) -> Any:
-        if isinstance(value, str) and parse_datetime(value) is not None and not is_aware(parse_datetime(value)):
-            self.fail("no_offset")
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value)
+            except ValueError:  # shaped like a date, but e.g. month 13
+                self.fail("invalid", format="ISO 8601")
+            if parsed is not None and not is_aware(parsed):
+                self.fail("no_offset")
         return super().to_internal_value(value)
 
     default_error_messages = {

@@ -27,9 +27,10 @@ def url(session, tail: str = "episodes/") -> str:
 
 
 def counters_match_aggregate(session) -> bool:
-    row = ChatSession.objects.with_stats().get(pk=session.pk)
+    row = ChatSession.objects.with_aggregate_stats().get(pk=session.pk)
     fresh = ChatSession.objects.get(pk=session.pk)
-    return (fresh.cached_episode_count, fresh.cached_total_tokens) == (row.episode_count, row.total_tokens)
+    counters = (fresh.cached_episode_count, fresh.cached_total_tokens, fresh.cached_last_episode_id)
+    return counters == (row.episode_count, row.total_tokens, row.last_episode_id)
 
 
 # --- reading ----------------------------------------------------------------
@@ -225,7 +226,7 @@ def test_concurrent_single_writes_keep_counters_exact(owner):
         thread.join()
     assert not errors
     assert counters_match_aggregate(session)
-    assert ChatSession.objects.with_stats().get(pk=session.pk).episode_count == 20
+    assert ChatSession.objects.with_aggregate_stats().get(pk=session.pk).episode_count == 20
 
 
 @pytest.mark.parametrize(
