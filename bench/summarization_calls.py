@@ -1,5 +1,5 @@
 """How many utility-model calls, and how many input tokens, does summarization
-spend per 100 exchanges at the seed defaults?
+spend per 100 exchanges at the default settings?
 
 100 exchanges of varied length (questions of 8-40 words, replies of 40-220
 words, then a second set with replies of 20-100 words; a fixed random seed) are written one by one through the real write
@@ -9,7 +9,7 @@ policy -> HTTP to a fake model. Two runs:
 - ``fake server``: the fake Ollama server of the test suite, whose answers
   are one short sentence;
 - ``3-5 sentence answers``: the same fake server behind a client that pads
-  each answer to about ``--summary-words`` words, the length the seed's
+  each answer to about ``--summary-words`` words, the length the summarization
   prompt asks for, because a cumulative update carries the previous summary
   and its length drives the input cost.
 

@@ -210,7 +210,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Summarization and context (seed 000 / seed 002 names and defaults) -----
+# --- Summarization and context (the rolling-summary and context defaults) ------
 
 SUMMARY_THRESHOLD_TOKENS = env_int("SUMMARY_THRESHOLD_TOKENS", 200, minimum=0)
 SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 800, minimum=1)
@@ -235,7 +235,7 @@ if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", SEARCH_CONFIG):
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
 # The budget of a context whose caller names none (the context endpoint, chat turns).
 CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
-# How the background runs behave (not seed settings). A run holds a per-session
+# How the background runs behave. A run holds a per-session
 # lease; it must outlive one model call, or another worker could take over
 # while the first is still waiting on the model.
 SUMMARY_LEASE_SECONDS = env_int("SUMMARY_LEASE_SECONDS", 180, minimum=5)

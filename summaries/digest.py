@@ -1,4 +1,4 @@
-"""The extractive digest of seed 002 (``_summarize_interactions``).
+"""The extractive digest: a few questions and answer sentences quoted as they were.
 
 It needs no model: topics are the first 100 characters of up to five user
 questions, key points the first two sentences (cut at 100 characters) of up

@@ -1,13 +1,13 @@
-"""The summarization policy of seed 000, as pure decisions over data already read.
+"""The rolling summarization policy, as pure decisions over data already read.
 
 Nothing here touches the database or the network, so every rule can be
 tested directly:
 
-- which row a pass writes (the seed's table, with curated rows never updated);
+- which row a pass writes (fresh row, cumulative update, or new row; curated rows never updated);
 - which episodes go into one call (oldest first, at most SUMMARY_MAX_CHARS of
   episode text; only a single episode longer than the cap is cut, keeping its
   most recent text, and the cut is counted);
-- the prompt (the seed's fresh or update text, verbatim).
+- the prompt (the fresh or update text, word for word).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class RowSnapshot:
 
 
 def choose_action(latest: RowSnapshot | None, *, max_tokens: int) -> Action:
-    """The seed's table. A curated row is a person's text: it is never
+    """Which row a pass writes. A curated row is a person's text: it is never
     rewritten automatically, so the pass starts a new row after it."""
     if latest is None or latest.curated or latest.token_count >= max_tokens:
         return Action.CREATE
@@ -63,7 +63,7 @@ def build_chunk(episodes: Sequence[EpisodeText], *, max_chars: int) -> Chunk:
 
     At least one episode is always taken, so a backlog always moves forward;
     when that first one alone is longer than the cap, its oldest characters
-    are cut (the seed keeps the most recent text) and the cut is counted.
+    are cut (the most recent text is kept) and the cut is counted.
     """
     if not episodes:
         raise ValueError("build_chunk needs at least one episode")

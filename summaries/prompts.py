@@ -1,4 +1,4 @@
-"""Prompt texts of seed 000, verbatim, and how episodes are written into them.
+"""The summarization prompt texts (fresh and cumulative update), fixed word for word, and how episodes are written into them.
 
 The prompts are plain instructions sent as the user message; the model
 server applies the model's own chat template.

@@ -1,4 +1,4 @@
-"""Context assembly (seed 002 layout): the builder and the context endpoint."""
+"""Context assembly (the hierarchical layout: question, summary, recent details): the builder and the context endpoint."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The summarization policy, in process: prompts as the model server receives
-them, the seed's fresh/update/new-row table, the 3000-character cap with
+them, the fresh/update/new-row table, the 3000-character cap with
 backlog folding, tiling ranges, failures, and the lease rules of a run."""
 
 from __future__ import annotations

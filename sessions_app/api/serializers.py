@@ -1,4 +1,4 @@
-"""Session and episode payloads (field names as in DESIGN.md's Interfaces)."""
+"""Session and episode payloads (field names as the README's REST API section lists them)."""
 
 from __future__ import annotations
 

@@ -230,7 +230,7 @@ def chat_error_response(err: ChatTurnError) -> Response:
 class SessionContextView(APIView):
     @extend_schema(
         tags=["context"],
-        summary="The context the next reply would get (seed-002 layout)",
+        summary="The context the next reply would get (question, summaries, relevant earlier exchanges, recent details)",
         parameters=[UUID_PARAM, ContextQuerySerializer],
         responses={200: ContextSerializer, 400: OpenApiResponse(description="Bad question or budget, or a question the budget cannot hold.")},
     )

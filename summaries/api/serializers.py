@@ -1,4 +1,4 @@
-"""Summary and summarization-state payloads (field names as in DESIGN.md)."""
+"""Summary and summarization-state payloads (field names as the README's REST API section lists them)."""
 
 from __future__ import annotations
 

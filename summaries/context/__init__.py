@@ -1,5 +1,6 @@
-"""The context for the next reply: seed 002's hierarchical layout, plus the
-earlier exchanges that matter to the question.
+"""The context for the next reply: a hierarchical layout (recent exchanges
+in full, older ones summarized), plus the earlier exchanges that matter to
+the question.
 
 The prompt::
 
@@ -22,7 +23,7 @@ and, with ``CONTEXT_RECENT_EPISODES`` (8) exchanges or fewer, "Previous
 conversation:" followed by the pairs instead of the middle sections.
 
 Summary rows stand in for the episodes they cover; older episodes that no
-row covers yet (summarization runs behind the writes) get seed 002's
+row covers yet (summarization runs behind the writes) get the
 extractive digest, so no exchange silently vanishes. Summaries keep the
 gist but forget details, so the older episodes that rank highest for the
 question (``sessions_app.search``) are quoted in full as well.

@@ -1,4 +1,4 @@
-"""The prompt's layout (seed 002's sections, plus the retrieved exchanges)
+"""The prompt's layout (question, summaries, retrieved exchanges, recent details)
 and how its pieces are written: Q/A pairs, dates, date spans."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def date_span(first: datetime | None, last: datetime | None) -> str:
 
 
 def format_pairs(exchanges: Sequence[Exchange]) -> str:
-    """Seed 002's numbered pairs, oldest first: ``Q1: ...\\nA1: ...``."""
+    """The numbered pairs, oldest first: ``Q1: ...\\nA1: ...``."""
     return SECTION_SEPARATOR.join(
         f"Q{n}: {ex.user_input}\nA{n}: {ex.response}" for n, ex in enumerate(exchanges, 1)
     )

@@ -1,4 +1,4 @@
-"""The seed's own inference service: ``POST {INFERENCE_SERVICE_URL}/utility/complete``.
+"""The Nexus inference service: ``POST {INFERENCE_SERVICE_URL}/utility/complete``.
 
 The service chooses its utility model itself (its ``UTILITY_MODEL``) and
 applies the chat template, so the request carries only the prompt as

@@ -1,6 +1,6 @@
 """The embedded default: no model server at all.
 
-Summaries are the seed-002 extractive digest of the exchanges written into
+Summaries are the extractive digest (summaries.digest) of the exchanges written into
 the prompt, read back with ``parse_exchanges``, so the summarization path is
 exactly the one a real model would see. Chat replies say plainly that no
 chat model is configured instead of pretending to be one.
