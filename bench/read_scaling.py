@@ -130,19 +130,25 @@ def get(conn: http.client.HTTPConnection, path: str, headers: dict[str, str]) ->
 
 
 def reads_for(conn: http.client.HTTPConnection, uuid: str, headers: dict[str, str]) -> dict[str, str]:
-    """The read paths of one session; since/{id} starts 20 episodes before its end."""
+    """The read paths of one session. Pages hold as many rows for the small
+    session as for the large one (10 episodes or search results; since/{id}
+    starts 5 before the end),
+    so the comparison is of the reads, not of how many rows they return. The
+    context is read at the default budget, which the large session fills
+    and the small one cannot (its prompt is smaller), and at a budget both fill."""
     base = f"/api/sessions/{uuid}/"
     _, _, body = get(conn, f"{base}episode-stats/", headers)
     last_id = json.loads(body)["last_episode_id"]
     paths = {
         "detail": base,
         "episode-stats": f"{base}episode-stats/",
-        "episodes (first page)": f"{base}episodes/",
-        "since/{id} near the end": f"{base}episodes/since/{last_id - 20}/",
+        "episodes (first page)": f"{base}episodes/?page_size=10",
+        "since/{id} near the end": f"{base}episodes/since/{last_id - 5}/",
         "summaries": f"{base}summaries/",
         "summary-status": f"{base}summary-status/",
         "context": f"{base}context/?" + urlencode({"question": QUESTION}),
-        "search": f"{base}search/?" + urlencode({"q": SEARCH}),
+        "context (budget 600)": f"{base}context/?" + urlencode({"question": QUESTION, "budget": 600}),
+        "search": f"{base}search/?" + urlencode({"q": SEARCH, "limit": 10}),
     }
     _, status, _ = get(conn, paths["search"], headers)
     if status == 404:
@@ -171,6 +177,10 @@ def main() -> None:
         cases["session list (10 sessions)"] = (("/api/sessions/", d), ("/api/sessions/", a))
 
         print(f"{'read':<28} {'small ms':>9} {'large ms':>9} {'ratio':>6}")
+        for name in ("context", "context (budget 600)"):
+            small_tokens = json.loads(get(conn, small_paths[name], b)[2])["token_count"]
+            large_tokens = json.loads(get(conn, large_paths[name], a)[2])["token_count"]
+            print(f"  {name}: prompts of {small_tokens} and {large_tokens} tokens")
         worst = ("", 0.0)
         for name, ((small_path, small_auth), (large_path, large_auth)) in cases.items():
             times: tuple[list[float], list[float]] = ([], [])

@@ -6,8 +6,8 @@ matters. PostgreSQL's ``ts_rank`` knows nothing of how common a term is, so
 the ranking is done here, with BM25's weights, from statistics whose cost
 is bounded whatever the session's length:
 
-1. The newest ``WINDOW`` episodes are read once, with which of the
-   question's terms each holds. When the window is the whole session (most
+1. The newest ``WINDOW`` episodes (or as many as asked for) are read
+   once, with which of the question's terms each holds. When the window is the whole session (most
    sessions) that is exact and nothing else is read.
 2. A term held by at least ``COMMON_SHARE`` of the window is *common*: its
    document frequency is estimated from the window, and its candidates are
@@ -42,8 +42,9 @@ from sessions_app.search.sqlite import SqliteSearch
 
 __all__ = ["EmptyQuery", "Hit", "rank_session", "search_terms"]
 
-#: The newest episodes read with every search (the whole of most sessions).
-WINDOW = 200
+#: The newest episodes read with every search (the whole of many sessions),
+#: or as many as the search asks for if that is more.
+WINDOW = 64
 #: A term held by this share of the window is common (see the module docstring).
 COMMON_SHARE = 0.1
 #: BM25's parameters, at their usual values.
@@ -104,7 +105,8 @@ def rank_session(
     if not terms:
         raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
     cap = settings.CONTEXT_RETRIEVE_CANDIDATES
-    window = backend.window(session_pk, terms, size=WINDOW)
+    # At least as many as asked for: a common term's candidates are the window's.
+    window = backend.window(session_pk, terms, size=max(WINDOW, limit))
     size = len(window)
     in_window = Counter(term for match in window for term in match.terms)
     whole_session = size >= episode_count

@@ -54,7 +54,7 @@ from sessions_app.models import ChatSession
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
-from summaries.context.budget import ContextTooLarge, Piece, fit
+from summaries.context.budget import Complete, ContextTooLarge, Piece, fit
 from summaries.context.layout import (
     INSTRUCTIONS,
     QUESTION_LABEL,
@@ -224,12 +224,16 @@ def _pieces(
     return retrieved + summaries + digest
 
 
-def _with_texts(session_pk: int):
-    """Fill in the retrieved pieces' texts, reading only the episodes kept."""
+def _with_texts(session_pk: int) -> Complete:
+    """Fill in the retrieved pieces' texts, reading only the episodes kept
+    (and the few the budget may try next) and each of them once."""
+    texts: dict[int, tuple[Exchange, Any]] = {}
 
-    def complete(kept: list[Piece]) -> list[Piece]:
-        missing = [p.id for p in kept if p.kind == "retrieved" and not p.text]
-        texts = sources.episode_texts(session_pk, missing)
+    def complete(kept: list[Piece], upcoming: Sequence[Piece]) -> list[Piece]:
+        wanted = [p.id for p in [*kept, *upcoming] if p.kind == "retrieved" and not p.text]
+        missing = [pk for pk in wanted if pk is not None and pk not in texts]
+        if missing:
+            texts.update(sources.episode_texts(session_pk, missing))
         completed = []
         for piece in kept:
             if piece.kind == "retrieved" and not piece.text:

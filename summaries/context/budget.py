@@ -25,8 +25,10 @@ JOIN_SLACK = 2
 #: Pieces tried by exact count after the estimates passed them over (each
 #: try renders and counts the prompt), and how far over the room their
 #: estimate may be to deserve a try.
-EXACT_TRIES = 3
+EXACT_TRIES = 1
 ESTIMATE_MARGIN = 12
+#: Pieces whose texts are read with the first choice, for the top-up.
+READ_AHEAD = 6
 #: What opening a section costs: its heading and the separator before it.
 HEADING_COST = {
     "retrieved": count_tokens(RETRIEVED_HEADER + "\n" + SECTION_SEPARATOR),
@@ -63,7 +65,8 @@ class Fitted:
 
 
 Render = Callable[[Sequence[Piece], Sequence[Exchange]], str]
-Complete = Callable[[list[Piece]], list[Piece]]
+# (the pieces chosen, the pieces likely to be tried next) -> the chosen, with their texts
+Complete = Callable[[list[Piece], Sequence[Piece]], list[Piece]]
 
 
 def fit(
@@ -72,12 +75,12 @@ def fit(
     recent: Sequence[Exchange],
     pieces: Sequence[Piece],
     render: Render,
-    complete: Complete = list,
+    complete: Complete = lambda kept, upcoming: list(kept),
 ) -> Fitted:
     """The prompt within ``budget``: see the module docstring. ``pieces`` in
     priority order; their text may be left empty until chosen: ``complete``
-    fills in the text of the pieces kept (one read for all), before the
-    prompt is rendered."""
+    fills in the text of the pieces kept, and may read ahead those likely
+    to be tried next, so the top-up below needs no second read."""
     recent = list(recent)
     prompt = render([], recent)
     used = count_tokens(prompt)
@@ -89,7 +92,7 @@ def fit(
         raise ContextTooLarge(budget=budget, needed=used)
 
     kept, left_out = _take(pieces, room=budget - used, open_sections=set())
-    kept = complete(kept)
+    kept = complete(kept, left_out[:READ_AHEAD])
     prompt = render(kept, recent)
     token_count = count_tokens(prompt)
     while token_count > budget and kept:
@@ -100,7 +103,7 @@ def fit(
     # exact count leaves, in the same order, and count again ...
     more, rest = _take(left_out, room=budget - token_count, open_sections={_section(p) for p in kept})
     if more:
-        wider = complete([*kept, *more])
+        wider = complete([*kept, *more], ())
         wider_prompt = render(wider, recent)
         wider_count = count_tokens(wider_prompt)
         while wider_count > budget and len(wider) > len(kept):
@@ -116,7 +119,7 @@ def fit(
         if piece.cost - ESTIMATE_MARGIN > budget - token_count:
             continue
         tries += 1
-        wider = complete([*kept, piece])
+        wider = complete([*kept, piece], ())
         wider_prompt = render(wider, recent)
         wider_count = count_tokens(wider_prompt)
         if wider_count <= budget:

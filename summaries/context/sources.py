@@ -14,8 +14,9 @@ from summaries.models import Summary
 # extractive_digest quotes at most five questions and three answers, always
 # the first ones it is given, so it never needs more than five episodes.
 DIGEST_EPISODES = 5
-#: Retrieved exchanges ranked for one question at most; the budget takes what fits.
-RETRIEVED_MAX = 100
+#: Retrieved exchanges ranked for one question at most; the budget takes
+#: what fits (at 4,000 tokens, a few dozen exchanges of usual length).
+RETRIEVED_MAX = 48
 
 
 @dataclass(frozen=True, slots=True)
