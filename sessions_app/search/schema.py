@@ -29,7 +29,9 @@ POSTGRES_FORWARD = [
     "CREATE EXTENSION IF NOT EXISTS btree_gin",
     f"""ALTER TABLE {TABLE} ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
         to_tsvector('{{config}}'::regconfig, user_input || ' ' || response)) STORED""",
-    f"CREATE INDEX episode_search_idx ON {TABLE} USING gin (session_id, search_vector)",
+    # A small pending list: every search scans it whole, and writes flush it often enough.
+    f"CREATE INDEX episode_search_idx ON {TABLE} USING gin (session_id, search_vector)"
+    " WITH (gin_pending_list_limit = 256)",
 ]
 POSTGRES_BACKWARD = [
     "DROP INDEX IF EXISTS episode_search_idx",
