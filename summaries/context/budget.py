@@ -92,6 +92,7 @@ def fit(
         raise ContextTooLarge(budget=budget, needed=used)
 
     kept, left_out = _take(pieces, room=budget - used, open_sections=set())
+    estimated = sum(piece.cost + JOIN_SLACK for piece in kept)
     kept = complete(kept, left_out[:READ_AHEAD])
     prompt = render(kept, recent)
     token_count = count_tokens(prompt)
@@ -100,8 +101,11 @@ def fit(
         prompt = render(kept, recent)
         token_count = count_tokens(prompt)
     # The estimates err on the safe side: take what fits in the room the
-    # exact count leaves, in the same order, and count again ...
-    more, rest = _take(left_out, room=budget - token_count, open_sections={_section(p) for p in kept})
+    # exact count leaves, in the same order, and count again. The room is
+    # measured in estimated tokens, by how far the estimates overshot ...
+    overshoot = estimated / (token_count - used) if token_count > used and estimated else 1.0
+    room = int((budget - token_count) * max(1.0, overshoot))
+    more, rest = _take(left_out, room=room, open_sections={_section(p) for p in kept})
     if more:
         wider = complete([*kept, *more], ())
         wider_prompt = render(wider, recent)
