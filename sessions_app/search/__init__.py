@@ -33,12 +33,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connections, router
 
-from sessions_app.models import Episode
-from sessions_app.search.base import Backend, Match
-from sessions_app.search.postgres import PostgresSearch
-from sessions_app.search.sqlite import SqliteSearch
+from sessions_app.search.base import Match
+from sessions_app.search.database import episode_backend
 
 __all__ = ["EmptyQuery", "Hit", "rank_session", "search_terms"]
 
@@ -65,20 +62,9 @@ class Hit:
     token_count: int
 
 
-BACKENDS: dict[str, type[Backend]] = {"postgresql": PostgresSearch, "sqlite": SqliteSearch}
-
-
-def _backend() -> Backend:
-    connection = connections[router.db_for_read(Episode)]
-    try:
-        return BACKENDS[connection.vendor](connection)
-    except KeyError:
-        raise NotImplementedError(f"No episode search for the {connection.vendor} database.") from None
-
-
 def search_terms(text: str) -> list[str]:
     """The query's terms as the index holds them (stemmed, stop words dropped); ``EmptyQuery`` if none."""
-    terms = _backend().terms(text)
+    terms = episode_backend().terms(text)
     if not terms:
         raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
     return terms
@@ -100,7 +86,7 @@ def rank_session(
     (e.g. the recent ones a context shows anyway) are left out.
     ``EmptyQuery`` when the text holds no searchable term.
     """
-    backend = _backend()
+    backend = episode_backend()
     terms = backend.terms(text)
     if not terms:
         raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")

@@ -5,8 +5,11 @@ from __future__ import annotations
 from django.db import connections, router
 
 from sessions_app.models import Episode
-from sessions_app.search import BACKENDS
 from sessions_app.search.base import Backend
+from sessions_app.search.postgres import PostgresSearch
+from sessions_app.search.sqlite import SqliteSearch
+
+BACKENDS: dict[str, type[Backend]] = {"postgresql": PostgresSearch, "sqlite": SqliteSearch}
 
 
 def episode_backend() -> Backend:
