@@ -37,7 +37,9 @@ def filler(n: int, name: str = "Caroline") -> dict[str, str]:
 
 
 def test_single_and_bulk_writes_are_searchable_at_once(session):
-    single = episode_create(session=session, user_input="Where did I park the bicycle?", response="By the library.")
+    single = episode_create(
+        session=session, user_input="Where did I park the bicycle?", response="By the library."
+    )
     bulk = episodes_bulk_create(
         session=session,
         items=[{"user_input": "Tell me about volcanoes", "response": "Volcanoes vent magma."}],

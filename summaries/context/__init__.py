@@ -108,7 +108,12 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     omitted: dict[str, Any] = field(
-        default_factory=lambda: {"summaries": [], "digest": [], "retrieved": [], "summaries_before_episode": None}
+        default_factory=lambda: {
+            "summaries": [],
+            "digest": [],
+            "retrieved": [],
+            "summaries_before_episode": None,
+        }
     )
 
     @property
@@ -176,9 +181,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             has_earlier_episodes=has_earlier,
         )
 
-    fitted = fit(
-        budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk)
-    )
+    fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk))
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
     digest_kept = ("digest", None) in kept_ids
@@ -218,7 +221,9 @@ def _pieces(
         text = f"{span} {part.content}" if span else part.content
         summaries.append(Piece("summary", part.id, text, part.token_count + count_tokens(span) + 1))
     # Texts are read once the budget has chosen (see _with_texts).
-    retrieved = [Piece("retrieved", hit.episode_id, "", hit.token_count + RETRIEVED_LABEL_TOKENS) for hit in hits]
+    retrieved = [
+        Piece("retrieved", hit.episode_id, "", hit.token_count + RETRIEVED_LABEL_TOKENS) for hit in hits
+    ]
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
     return retrieved + summaries + digest

@@ -67,7 +67,9 @@ def test_a_date_before_the_sessions_newest_episode_is_refused(api_client, sessio
     assert list(response.json()) == ["created_at"]
     assert Episode.objects.filter(session=session).count() == 1
     # The same moment is fine: dates do not decrease.
-    assert api_client.post(url(session), exchange(3, "2023-06-01T10:00:00Z"), format="json").status_code == 201
+    assert (
+        api_client.post(url(session), exchange(3, "2023-06-01T10:00:00Z"), format="json").status_code == 201
+    )
 
 
 def test_a_list_must_not_go_back_in_time(api_client, session):
