@@ -77,9 +77,9 @@ def test_the_budget_is_a_hard_cap_and_is_filled(long_session, budget):
     assert result.token_count == count_tokens(result.prompt) <= budget
     left_out = result.omitted["retrieved"] + result.omitted["summaries"] + result.omitted["digest"]
     if left_out:
-        # Something was left out, so the budget is nearly used: nothing of
-        # the size of the smallest exchange would have fitted beside it.
-        assert result.token_count > budget - 40
+        # Something was left out, so the budget is nearly used: what is left
+        # is less than an exchange here, or than the share not worth a recount.
+        assert result.token_count > budget - max(40, budget // 25)
 
 
 def test_what_the_budget_leaves_out_is_listed(long_session):

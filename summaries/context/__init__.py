@@ -81,7 +81,7 @@ __all__ = [
 # What a pair's labels and separator add to its episode's tokens.
 PAIR_LABEL_TOKENS = count_tokens("Q10: \nA10: " + SECTION_SEPARATOR)
 # What a retrieved exchange's date and labels add to its episode's tokens.
-RETRIEVED_LABEL_TOKENS = count_tokens("[28 September 2023] Q: \nA: " + SECTION_SEPARATOR)
+RETRIEVED_LABEL_TOKENS = count_tokens("[18 May 2023] Q: \nA: " + SECTION_SEPARATOR)
 
 
 @dataclass(slots=True)

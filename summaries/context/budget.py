@@ -21,12 +21,14 @@ from sessions_app.tokens import count_tokens
 from summaries.context.layout import RETRIEVED_HEADER, SECTION_SEPARATOR, SUMMARY_HEADER, Exchange
 
 #: Slack per piece for tokens that form differently where pieces are joined.
-JOIN_SLACK = 2
+JOIN_SLACK = 1
 #: Pieces tried by exact count after the estimates passed them over (each
 #: try renders and counts the prompt), and how far over the room their
 #: estimate may be to deserve a try.
 EXACT_TRIES = 1
 ESTIMATE_MARGIN = 12
+#: The least room (and share of the budget, 1/25) worth another count of the whole prompt.
+TOP_UP_MIN_TOKENS = 24
 #: Pieces whose texts are read with the first choice, for the top-up.
 READ_AHEAD = 6
 #: What opening a section costs: its heading and the separator before it.
@@ -103,9 +105,13 @@ def fit(
     # The estimates err on the safe side: take what fits in the room the
     # exact count leaves, in the same order, and count again. The room is
     # measured in estimated tokens, by how far the estimates overshot ...
+    # Only when the room is worth another count of the whole prompt.
     overshoot = estimated / (token_count - used) if token_count > used and estimated else 1.0
     room = int((budget - token_count) * max(1.0, overshoot))
-    more, rest = _take(left_out, room=room, open_sections={_section(p) for p in kept})
+    worth_it = budget - token_count >= max(TOP_UP_MIN_TOKENS, budget // 25)
+    more, rest = (
+        _take(left_out, room=room, open_sections={_section(p) for p in kept}) if worth_it else ([], left_out)
+    )
     if more:
         wider = complete([*kept, *more], ())
         wider_prompt = render(wider, recent)
@@ -116,7 +122,7 @@ def fit(
             wider_count = count_tokens(wider_prompt)
         kept, left_out, prompt, token_count = wider, rest, wider_prompt, wider_count
     # ... then try, by exact count, a few pieces the estimates say are just too large.
-    tries = 0
+    tries = 0 if not more else EXACT_TRIES  # the top-up already counted again
     for piece in list(left_out):
         if tries == EXACT_TRIES:
             break
