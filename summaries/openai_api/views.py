@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -40,6 +41,16 @@ class BearerTokenAuthentication(CachedTokenAuthentication):
     """The Nexus API tokens, sent as OpenAI clients send their key."""
 
     keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """The schema's name for it, apart from the ``Token`` scheme of /api/."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "A Nexus API token (/api/auth/token/)."}
 
 
 class AnyAcceptNegotiation(DefaultContentNegotiation):
@@ -116,6 +127,7 @@ class OpenAIView(APIView):
 class ModelListView(OpenAIView):
     @extend_schema(
         tags=["openai"],
+        operation_id="openai_models_list",
         summary="The models /v1/chat/completions serves (CHAT_MODEL)",
         responses={200: OpenApiTypes.OBJECT},
     )
@@ -125,7 +137,10 @@ class ModelListView(OpenAIView):
 
 class ModelDetailView(OpenAIView):
     @extend_schema(
-        tags=["openai"], summary="One model", responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT}
+        tags=["openai"],
+        operation_id="openai_model_retrieve",
+        summary="One model",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, model: str) -> Response:
         if model != settings.CHAT_MODEL:
@@ -138,6 +153,7 @@ class ModelDetailView(OpenAIView):
 class ChatCompletionsView(OpenAIView):
     @extend_schema(
         tags=["openai"],
+        operation_id="openai_chat_completions",
         summary="OpenAI-compatible chat completions with Nexus's memory of the session",
         description=(
             "OpenAI's request and response (`stream: true` answers `chat.completion.chunk` events ending "
