@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("sessions_app.api.urls")),
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
+    path("v1/", include("summaries.openai_api.urls")),
     path("", include("sessions_app.urls")),
     path("", include("summaries.page_urls")),
 ]

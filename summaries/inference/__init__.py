@@ -52,6 +52,7 @@ from summaries.inference.base import (
     InferenceError,
     Message,
     PermanentInferenceError,
+    Sampling,
     TransientInferenceError,
 )
 from summaries.inference.context_window import ContextWindowExceeded
@@ -68,6 +69,7 @@ __all__ = [
     "InferenceError",
     "Message",
     "PermanentInferenceError",
+    "Sampling",
     "TransientInferenceError",
     "get_client",
     "register_backend",

@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 
@@ -19,6 +19,11 @@ from sessions_app.tokens import count_tokens
 
 #: A chat message as the OpenAI and Ollama APIs take it: ``{"role": ..., "content": ...}``.
 Message = Mapping[str, str]
+#: Sampling parameters beyond temperature and max_tokens, by their OpenAI names:
+#: ``top_p``, ``stop``, ``seed``, ``presence_penalty``, ``frequency_penalty``,
+#: ``user``. Each backend passes on those it takes (Ollama: all but ``user``,
+#: which it rejects; ``offline`` and ``nexus``: none).
+Sampling = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,13 +218,16 @@ class InferenceClient(ABC):
         model: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> Completion:
-        """One chat reply. ``None`` for temperature/max_tokens leaves the server's default."""
+        """One chat reply. ``None`` for temperature/max_tokens leaves the server's default;
+        ``sampling`` adds the further OpenAI-named parameters (see ``Sampling``)."""
         return self._chat(
             normalize_messages(messages),
             model=model or settings.CHAT_MODEL,
             temperature=temperature,
             max_tokens=max_tokens,
+            sampling=sampling,
         )
 
     def chat_stream(
@@ -229,6 +237,7 @@ class InferenceClient(ABC):
         model: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> ChatStream:
         """A chat reply as text chunks (see ``ChatStream`` for when errors raise)."""
         return self._chat_stream(
@@ -236,6 +245,7 @@ class InferenceClient(ABC):
             model=model or settings.CHAT_MODEL,
             temperature=temperature,
             max_tokens=max_tokens,
+            sampling=sampling,
         ).prime()
 
     @abstractmethod
@@ -249,12 +259,24 @@ class InferenceClient(ABC):
 
     @abstractmethod
     def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> Completion: ...
 
     @abstractmethod
     def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> ChatStream: ...
 
     def _finished(

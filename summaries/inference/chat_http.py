@@ -13,7 +13,7 @@ from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from summaries.inference.base import ChatStream, Completion, Stopwatch
+from summaries.inference.base import ChatStream, Completion, Sampling, Stopwatch
 from summaries.inference.http import HttpInferenceClient
 
 
@@ -32,6 +32,7 @@ class ChatHttpClient(HttpInferenceClient):
         temperature: float | None,
         max_tokens: int | None,
         stream: bool,
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         """The JSON request body."""
 
@@ -55,23 +56,49 @@ class ChatHttpClient(HttpInferenceClient):
         """Raise for an error the server sent inside a 200 answer."""
 
     def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> Completion:
         watch = Stopwatch()
         payload = self.post_json(
             self.chat_path,
-            self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=False),
+            self.body(
+                messages,
+                model=model,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stream=False,
+                sampling=sampling,
+            ),
         )
         self.raise_reported_error(payload)
         text = self.reply_text(payload)
         return self._reply(text, payload, model=model, messages=messages, watch=watch)
 
     def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> ChatStream:
         watch = Stopwatch()
         seen: dict[str, Any] = {}
-        body = self.body(messages, model=model, temperature=temperature, max_tokens=max_tokens, stream=True)
+        body = self.body(
+            messages,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stream=True,
+            sampling=sampling,
+        )
 
         def chunks() -> Iterator[str]:
             with self.stream_lines(self.chat_path, body) as lines:

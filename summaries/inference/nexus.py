@@ -20,6 +20,7 @@ from summaries.inference.base import (
     ChatStream,
     Completion,
     PermanentInferenceError,
+    Sampling,
     Stopwatch,
     reported_count,
     user_message,
@@ -57,12 +58,24 @@ class NexusServiceClient(HttpInferenceClient):
         )
 
     def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> Completion:
         raise self._no_chat()
 
     def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> ChatStream:
         raise self._no_chat()
 

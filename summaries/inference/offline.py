@@ -16,6 +16,7 @@ from summaries.inference.base import (
     Completion,
     InferenceClient,
     PermanentInferenceError,
+    Sampling,
     Stopwatch,
     user_message,
 )
@@ -91,12 +92,24 @@ class OfflineClient(InferenceClient):
         return self._offline(text, user_message(prompt), watch)
 
     def _chat(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> Completion:
         return self._offline(OFFLINE_CHAT_REPLY, messages, Stopwatch())
 
     def _chat_stream(
-        self, messages: list[dict[str, str]], *, model: str, temperature: float | None, max_tokens: int | None
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str,
+        temperature: float | None,
+        max_tokens: int | None,
+        sampling: Sampling | None = None,
     ) -> ChatStream:
         watch = Stopwatch()
 

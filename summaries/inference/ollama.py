@@ -13,9 +13,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from summaries.inference.base import TransientInferenceError, reported_count
+from summaries.inference.base import Sampling, TransientInferenceError, reported_count
 from summaries.inference.chat_http import ChatHttpClient
 from summaries.inference.context_window import num_ctx_for
+
+#: The sampling parameters Ollama takes, as ``options`` of the same name.
+OLLAMA_OPTIONS = frozenset({"top_p", "stop", "seed", "presence_penalty", "frequency_penalty"})
 
 
 class OllamaClient(ChatHttpClient):
@@ -30,6 +33,7 @@ class OllamaClient(ChatHttpClient):
         temperature: float | None,
         max_tokens: int | None,
         stream: bool,
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         # Raises ContextWindowExceeded here, before any request is made.
         options: dict[str, Any] = {"num_ctx": num_ctx_for(messages, max_tokens, backend=self.name)}
@@ -37,6 +41,10 @@ class OllamaClient(ChatHttpClient):
             options["temperature"] = temperature
         if max_tokens is not None:
             options["num_predict"] = max_tokens
+        for name, value in (sampling or {}).items():
+            # Ollama takes these as options; it rejects ``user``, so that stays here.
+            if name in OLLAMA_OPTIONS and value is not None:
+                options[name] = value
         return {"model": model, "messages": messages, "stream": stream, "options": options}
 
     def reply_text(self, payload: dict[str, Any]) -> str | None:

@@ -12,7 +12,12 @@ from typing import Any
 
 from django.conf import settings
 
-from summaries.inference.base import PermanentInferenceError, TransientInferenceError, reported_count
+from summaries.inference.base import (
+    PermanentInferenceError,
+    Sampling,
+    TransientInferenceError,
+    reported_count,
+)
 from summaries.inference.chat_http import ChatHttpClient
 
 SSE_DATA = "data:"
@@ -35,8 +40,10 @@ class OpenAIClient(ChatHttpClient):
         temperature: float | None,
         max_tokens: int | None,
         stream: bool,
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": messages}
+        body.update({name: value for name, value in (sampling or {}).items() if value is not None})
         if temperature is not None:
             body["temperature"] = temperature
         if max_tokens is not None:

@@ -1,0 +1,220 @@
+"""``/v1/chat/completions`` and ``/v1/models``: parse, resolve, call the turn services.
+
+Every error answers in OpenAI's shape (``summaries.openai_api.errors``);
+every answer that knows its session names it in ``X-Nexus-Session``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from nexus.api.authentication import CachedTokenAuthentication
+from sessions_app.errors import SessionNotFound
+from summaries.context import ContextTooLarge
+from summaries.inference import InferenceError
+from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
+from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
+from summaries.openai_api.request import parse_request
+from summaries.openai_api.sessions import session_for_request
+from summaries.openai_api.turn import TurnStream, turn_answer, turn_prepare
+
+logger = logging.getLogger("nexus.chat")
+
+SESSION_HEADER = "X-Nexus-Session"
+
+
+class BearerTokenAuthentication(CachedTokenAuthentication):
+    """The Nexus API tokens, sent as OpenAI clients send their key."""
+
+    keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """The schema's name for it, apart from the ``Token`` scheme of /api/."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "A Nexus API token (/api/auth/token/)."}
+
+
+class AnyAcceptNegotiation(DefaultContentNegotiation):
+    """JSON whatever the client accepts: a stream is not rendered, and SDKs
+    send ``Accept`` headers DRF would otherwise refuse."""
+
+    def select_renderer(self, request: Request, renderers: list, format_suffix: str | None = None) -> tuple:
+        return renderers[0], renderers[0].media_type
+
+
+def model_error(err: InferenceError) -> OpenAIError:
+    if err.transient:
+        return OpenAIError(
+            "The chat model is not available right now; nothing was stored.",
+            status=503,
+            code="model_unavailable",
+            type=SERVER_ERROR,
+        )
+    return OpenAIError(
+        "The chat model could not answer this request; nothing was stored.",
+        status=502,
+        code="model_error",
+        type=SERVER_ERROR,
+    )
+
+
+def as_openai_error(exc: Exception) -> OpenAIError:
+    if isinstance(exc, OpenAIError):
+        return exc
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+        return OpenAIError(
+            "Incorrect or missing API key: send 'Authorization: Bearer <Nexus API token>'.",
+            status=401,
+            code="invalid_api_key",
+        )
+    if isinstance(exc, exceptions.Throttled):
+        return OpenAIError(str(exc.detail), status=429, code="rate_limit_exceeded", type="requests")
+    if isinstance(exc, SessionNotFound):
+        return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
+    if isinstance(exc, ContextTooLarge):
+        return OpenAIError(str(exc), param="messages", code="context_length_exceeded")
+    if isinstance(exc, InferenceError):
+        return model_error(exc)
+    if isinstance(exc, exceptions.APIException):
+        return OpenAIError(
+            str(exc.detail), status=exc.status_code, code=exc.default_code, type=INVALID_REQUEST
+        )
+    logger.exception("chat completion failed")
+    return OpenAIError("The server had an error while processing the request.", status=500, type=SERVER_ERROR)
+
+
+class OpenAIView(APIView):
+    authentication_classes = (BearerTokenAuthentication,)
+    renderer_classes = (JSONRenderer,)
+    content_negotiation_class = AnyAcceptNegotiation
+    session_uuid: str | None = None
+
+    def handle_exception(self, exc: Exception) -> Response:
+        error = as_openai_error(exc)
+        response = Response(error.body(), status=error.status)
+        if error.status == 401:
+            response["WWW-Authenticate"] = "Bearer"
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            response["Retry-After"] = str(int(exc.wait) + 1)
+        return response
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.session_uuid:
+            response[SESSION_HEADER] = self.session_uuid
+        return response
+
+
+class ModelListView(OpenAIView):
+    @extend_schema(
+        tags=["openai"],
+        operation_id="openai_models_list",
+        summary="The models /v1/chat/completions serves (CHAT_MODEL)",
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"object": "list", "data": [model_object(settings.CHAT_MODEL)]})
+
+
+class ModelDetailView(OpenAIView):
+    @extend_schema(
+        tags=["openai"],
+        operation_id="openai_model_retrieve",
+        summary="One model",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, model: str) -> Response:
+        if model != settings.CHAT_MODEL:
+            raise OpenAIError(
+                f"The model {model!r} does not exist.", status=404, param="model", code="model_not_found"
+            )
+        return Response(model_object(model))
+
+
+class ChatCompletionsView(OpenAIView):
+    @extend_schema(
+        tags=["openai"],
+        operation_id="openai_chat_completions",
+        summary="OpenAI-compatible chat completions with Nexus's memory of the session",
+        description=(
+            "OpenAI's request and response (`stream: true` answers `chat.completion.chunk` events ending "
+            "with `data: [DONE]`). The session is `X-Nexus-Session`, else `metadata.nexus_session`, else one "
+            "per `user`, else a new one into which the request's earlier user/assistant pairs are imported; "
+            "the answer names it in `X-Nexus-Session`. The model gets the request's system messages, Nexus's "
+            "memory for the last user message, then that message; the exchange is stored as an episode."
+        ),
+        parameters=[
+            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False)
+        ],
+        request=OpenApiTypes.OBJECT,
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="Bad or unsupported parameter (`param` names it)."),
+            401: OpenApiResponse(description="Missing or bad token."),
+            404: OpenApiResponse(description="Unknown model or session."),
+            502: OpenApiResponse(description="The model answered with an error; nothing stored."),
+            503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
+        },
+    )
+    def post(self, request: Request) -> Response | StreamingHttpResponse:
+        body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
+        if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
+            raise OpenAIError(
+                "The configured inference backend (nexus) has no chat.",
+                status=503,
+                code="chat_backend_unavailable",
+                type=SERVER_ERROR,
+            )
+        session, _ = session_for_request(caller=request.user, request=body)
+        self.session_uuid = str(session.uuid)
+        turn = turn_prepare(session=session, request=body)
+        if not body.stream:
+            finished = turn_answer(turn)
+            return Response(completion_object(finished.completion, model=body.model))
+        stream = TurnStream(turn)  # asks the model now: a model that is down answers with its status
+        response = StreamingHttpResponse(
+            stream_events(stream, ChunkWriter(model=body.model), include_usage=body.include_usage),
+            content_type="text/event-stream",
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
+
+
+def stream_events(stream: TurnStream, writer: ChunkWriter, *, include_usage: bool) -> Iterator[bytes]:
+    """The SSE body. The episode is stored when the model's chunks end, before
+    ``[DONE]``; a failure after the first chunk ends in an error event (the
+    SDKs raise it), and a client that goes away closes this generator:
+    nothing is stored either way."""
+    try:
+        yield writer.chunk({"role": "assistant", "content": ""})
+        for text in stream:
+            yield writer.chunk({"content": text})
+        assert stream.finished is not None
+        yield writer.chunk({}, finish_reason="stop")
+        if include_usage:
+            yield writer.usage(stream.finished.completion)
+        yield SSE_DONE
+    except Exception as exc:  # noqa: BLE001 - the status line is gone: say it in the stream
+        yield writer.event(as_openai_error(exc).body())
+    finally:
+        stream.close()
