@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
+from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
@@ -126,3 +128,38 @@ def user_memory_erase(*, user: Any) -> Erased:
     """
     pks = list(ChatSession.objects.filter(owner=user).values_list("pk", flat=True))
     return sessions_erase(session_pks=pks)
+
+
+# --- retention ---------------------------------------------------------------
+
+BATCH_REVISIONS = 1000
+
+
+def expired_sessions_purge(*, days: int, batch_size: int = BATCH_SESSIONS) -> Erased:
+    """Delete sessions with no write for more than ``days`` days (0: none).
+
+    The time of the last write is the session row's ``updated_at`` (every
+    episode write and edit moves it), never an episode's ``created_at``, which
+    an import may back-date: old history imported today is kept.
+    """
+    if days <= 0:
+        return Erased()
+    cutoff = timezone.now() - timedelta(days=days)
+    pks = list(ChatSession.objects.filter(updated_at__lt=cutoff).values_list("pk", flat=True))
+    return sessions_erase(session_pks=pks, batch_size=batch_size)
+
+
+def old_revisions_prune(*, days: int, batch_size: int = BATCH_REVISIONS) -> int:
+    """Delete summary revisions older than ``days`` days (0: none), a batch per transaction."""
+    if days <= 0:
+        return 0
+    cutoff = timezone.now() - timedelta(days=days)
+    deleted = 0
+    while True:
+        with transaction.atomic():
+            pks = list(SummaryRevision.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch_size])
+            if not pks:
+                return deleted
+            _scrub_log_entries(SummaryRevision, pks)
+            count, _ = SummaryRevision.objects.filter(pk__in=pks).delete()
+            deleted += count
