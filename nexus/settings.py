@@ -249,6 +249,16 @@ SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimu
 SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
 SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
 
+# --- Retention ----------------------------------------------------------------
+
+# Sessions with no write for this many days are deleted (0, the default: kept
+# forever), as are summary revisions older than SUMMARY_REVISION_RETENTION_DAYS.
+# The beat runs the purge every RETENTION_PURGE_SECONDS; without beat,
+# ``manage.py purge_expired`` does.
+SESSION_RETENTION_DAYS = env_int("SESSION_RETENTION_DAYS", 0, minimum=0)
+SUMMARY_REVISION_RETENTION_DAYS = env_int("SUMMARY_REVISION_RETENTION_DAYS", 0, minimum=0)
+RETENTION_PURGE_SECONDS = env_int("RETENTION_PURGE_SECONDS", 3600, minimum=60)
+
 # --- Inference --------------------------------------------------------------
 
 INFERENCE_BACKEND = env_choice("INFERENCE_BACKEND", "offline", ("offline", "ollama", "openai", "nexus"))
@@ -304,6 +314,10 @@ CELERY_BEAT_SCHEDULE = {
     "summaries-sweep": {
         "task": "summaries.tasks.sweep_pending_summaries",
         "schedule": float(SUMMARY_SWEEP_SECONDS),
+    },
+    "retention-purge": {
+        "task": "summaries.tasks.purge_expired",
+        "schedule": float(RETENTION_PURGE_SECONDS),
     },
 }
 

@@ -7,8 +7,14 @@ Format (UTF-8, one JSON object per line):
   an import takes the title and metadata from it and ignores the rest;
 - then one line per episode, oldest first: ``{"user_input", "response",
   "created_at", "metadata"}``. ``user_input`` and ``response`` are required
-  strings; ``created_at`` (ISO 8601) and ``metadata`` (an object) are
+  strings, as the API takes them (``user_input`` not empty, ``response``
+  may be); ``created_at`` (ISO 8601) and ``metadata`` (an object) are
   optional; other keys are ignored. Blank lines are skipped.
+
+A file may hold many sessions: each header line starts the next one. Lines
+of other types are refused, unless the caller names a checker for their
+type (``extra``): ``summaries`` adds its summary lines that way, since
+this app knows nothing of summaries.
 
 An export is a valid import, so a session can be copied between instances.
 """
@@ -16,7 +22,7 @@ An export is a valid import, so a session can be copied between instances.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -51,16 +57,20 @@ def session_header(session: ChatSession) -> dict[str, Any]:
     }
 
 
-def export_lines(session: ChatSession) -> Iterator[str]:
+def export_lines(session: ChatSession, *, ids: list[int] | None = None) -> Iterator[str]:
     """The session as JSON lines (without newlines): header, then every
-    episode oldest first, read in chunks so a long session stays cheap."""
+    episode oldest first, read in chunks so a long session stays cheap.
+    ``ids``, when given, receives each exported episode's id in line order."""
     yield json.dumps(session_header(session), ensure_ascii=False)
     episodes = (
         Episode.objects.for_session(session.pk)
-        .values("user_input", "response", "created_at", "metadata")
+        .values("id", "user_input", "response", "created_at", "metadata")
         .iterator(chunk_size=1000)
     )
     for row in episodes:
+        episode_id = row.pop("id")
+        if ids is not None:
+            ids.append(episode_id)
         row["created_at"] = row["created_at"].isoformat()
         yield json.dumps(row, ensure_ascii=False)
 
@@ -74,15 +84,17 @@ class ParsedTranscript:
     metadata: dict = field(default_factory=dict)
     episodes: list[dict[str, Any]] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)
+    # (line number, what the checker made of it), per type named in ``extra``.
+    extras: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
 
 
-def _text(obj: dict, key: str, max_chars: int) -> str:
+def _text(obj: dict, key: str, max_chars: int, *, allow_empty: bool = False) -> str:
     if key not in obj:
         raise ValueError(f'"{key}" is missing')
     value = obj[key]
     if not isinstance(value, str):
         raise ValueError(f'"{key}" must be a string')
-    if not value.strip():
+    if not value and not allow_empty:
         raise ValueError(f'"{key}" is empty')
     if len(value) > max_chars:
         raise ValueError(f'"{key}" is longer than {max_chars} characters')
@@ -112,53 +124,83 @@ def _created_at(obj: dict) -> datetime | None:
     return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
 
 
-def parse_transcript(lines: Iterable[bytes]) -> ParsedTranscript:
-    """Check every line; collect every problem with its line number (from 1)."""
-    max_chars = settings.EPISODE_MAX_CHARS
-    result = ParsedTranscript()
-    seen_content = False
+def _json_lines(lines: Iterable[bytes], errors: list[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    """Each non-blank line's object with its number (from 1); problems go to ``errors``."""
     for number, raw in enumerate(lines, start=1):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            result.errors.append((number, "not valid UTF-8"))
+            errors.append((number, "not valid UTF-8"))
             continue
         if not text.strip():
             continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            result.errors.append((number, f"not valid JSON ({exc.msg})"))
+            errors.append((number, f"not valid JSON ({exc.msg})"))
             continue
         if not isinstance(obj, dict):
-            result.errors.append((number, "not a JSON object"))
+            errors.append((number, "not a JSON object"))
             continue
+        yield number, obj
+
+
+def _episode(obj: dict, max_chars: int) -> dict[str, Any]:
+    return {
+        "user_input": _text(obj, "user_input", max_chars),
+        "response": _text(obj, "response", max_chars, allow_empty=True),
+        "metadata": _metadata(obj),
+        "created_at": _created_at(obj),
+    }
+
+
+def parse_transcripts(
+    lines: Iterable[bytes], *, extra: Mapping[str, Callable[[dict], Any]] | None = None
+) -> tuple[list[ParsedTranscript], list[tuple[int, str]]]:
+    """The sessions of a file (each header starts one; lines before the first
+    header make one too) and every problem with its line number (from 1).
+
+    ``extra``: type -> checker for other line types; a checker returns what
+    to keep (in ``ParsedTranscript.extras``) or raises ``ValueError``.
+    """
+    max_chars = settings.EPISODE_MAX_CHARS
+    extra = extra or {}
+    errors: list[tuple[int, str]] = []
+    sessions: list[ParsedTranscript] = []
+    current: ParsedTranscript | None = None
+    for number, obj in _json_lines(lines, errors):
         kind = obj.get("type", "episode")
-        if kind == "session" and not seen_content:
-            seen_content = True
-            title = obj.get("title") or ""
-            result.title = title if isinstance(title, str) else ""
-            try:
-                result.metadata = _metadata(obj)
-            except ValueError as exc:
-                result.errors.append((number, str(exc)))
-            continue
-        seen_content = True
-        if kind != "episode":
-            result.errors.append((number, f'unexpected "type": {kind!r}'))
-            continue
+        if kind == "session" or current is None:
+            current = ParsedTranscript()
+            sessions.append(current)
         try:
-            result.episodes.append(
-                {
-                    "user_input": _text(obj, "user_input", max_chars),
-                    "response": _text(obj, "response", max_chars),
-                    "metadata": _metadata(obj),
-                    "created_at": _created_at(obj),
-                }
-            )
+            if kind == "session":
+                title = obj.get("title") or ""
+                current.title = title if isinstance(title, str) else ""
+                current.metadata = _metadata(obj)
+            elif kind == "episode":
+                current.episodes.append(_episode(obj, max_chars))
+            elif isinstance(kind, str) and kind in extra:
+                current.extras.setdefault(kind, []).append((number, extra[kind](obj)))
+            else:
+                raise ValueError(f'unexpected "type": {kind!r}')
         except ValueError as exc:
-            result.errors.append((number, str(exc)))
-    return result
+            errors.append((number, str(exc)))
+    for transcript in sessions:
+        transcript.errors = errors
+    return sessions, errors
+
+
+def parse_transcript(lines: Iterable[bytes]) -> ParsedTranscript:
+    """One session's transcript, as ``parse_transcripts`` checks it; a file
+    holding more than one session is a problem of the second header's line."""
+    sessions, errors = parse_transcripts(lines)
+    if not sessions:
+        return ParsedTranscript(errors=errors)
+    first = sessions[0]
+    if len(sessions) > 1:
+        first.errors = [*errors, (0, "more than one session")]
+    return first
 
 
 def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | None = None) -> ChatSession:

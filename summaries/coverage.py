@@ -17,6 +17,7 @@ from django.db import transaction
 
 from sessions_app.models import Episode
 from summaries.models import SummarizationState, Summary
+from summaries.run_state import ensure_state
 
 
 def chain_reach(session_pk: int) -> int:
@@ -35,15 +36,15 @@ def refresh_coverage(session_pk: int) -> None:
     """Bring the state row's coverage in line with the chain (see the module docstring)."""
     with transaction.atomic():  # a savepoint inside the caller's transaction
         through = chain_reach(session_pk)
-        SummarizationState.objects.bulk_create(
-            [SummarizationState(session_id=session_pk)], ignore_conflicts=True
-        )
+        # No state row for a session that is gone (erased while a run was in flight).
+        ensure_state(session_pk)
         state = (
             SummarizationState.objects.select_for_update()
             .only("covered_through", "covered_episodes")
-            .get(session_id=session_pk)
+            .filter(session_id=session_pk)
+            .first()
         )
-        if through == state.covered_through:
+        if state is None or through == state.covered_through:
             return
         low, high = sorted((state.covered_through, through))
         between = Episode.objects.after(session_pk, low, high).count()

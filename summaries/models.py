@@ -164,7 +164,11 @@ class UtilityCall(models.Model):
 
     FAILED = (Outcome.TRANSIENT_ERROR, Outcome.PERMANENT_ERROR)
 
-    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="utility_calls")
+    # Null once the session is erased: the cost record stays (usage totals
+    # keep counting it), the link to what the user stored does not.
+    session = models.ForeignKey(
+        ChatSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="utility_calls"
+    )
     # The row the answer went into, once stored. Null: failed or dropped; or
     # answered but not stored because a later call of the same regeneration
     # or rebuild failed; or the row was deleted since.

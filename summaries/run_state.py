@@ -36,6 +36,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from sessions_app.models import ChatSession
 from summaries.models import SummarizationState
 
 State = SummarizationState.State
@@ -49,9 +50,25 @@ def _lease_until(now: datetime) -> datetime:
     return now + timedelta(seconds=settings.SUMMARY_LEASE_SECONDS)
 
 
-def ensure_state(session_pk: int) -> None:
-    """Create the state row if missing; concurrent callers are harmless."""
-    _states.bulk_create([SummarizationState(session_id=session_pk)], ignore_conflicts=True)
+def ensure_state(session_pk: int) -> bool:
+    """Create the state row if missing; concurrent callers are harmless.
+
+    False (and nothing created) when the session is gone: a run or a
+    request that was in flight when its session was erased or deleted must
+    not leave a state row behind, nor fail on the foreign key. The insert is
+    a no-op when the row exists, and never happens for a missing session.
+    """
+    if _states.filter(session_id=session_pk).exists():
+        return True
+    if not ChatSession.objects.filter(pk=session_pk).exists():
+        return False
+    try:
+        with transaction.atomic():
+            _states.bulk_create([SummarizationState(session_id=session_pk)], ignore_conflicts=True)
+    except IntegrityError:
+        # Deleted between the check and the insert (the foreign key refused it).
+        return False
+    return True
 
 
 # --- the write path --------------------------------------------------------

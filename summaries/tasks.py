@@ -20,6 +20,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from summaries import run_state, runner, selectors
+from summaries.erasure import expired_sessions_purge, old_revisions_prune
 from summaries.inference import PermanentInferenceError, TransientInferenceError
 
 logger = logging.getLogger("nexus.summarization")
@@ -171,3 +172,11 @@ def sweep_pending(*, synchronous: bool = False, limit: int = 500) -> list[int]:
         elif queue_run(session_pk=session_pk):
             done.append(session_pk)
     return done
+
+
+@shared_task(name="summaries.tasks.purge_expired", acks_late=True)
+def purge_expired() -> dict[str, int]:
+    """The retention purge (the beat schedule runs this; ``manage.py purge_expired`` too)."""
+    sessions = expired_sessions_purge(days=settings.SESSION_RETENTION_DAYS)
+    revisions = old_revisions_prune(days=settings.SUMMARY_REVISION_RETENTION_DAYS)
+    return {"sessions": sessions.sessions, "revisions": revisions}

@@ -28,6 +28,8 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("CELERY_BROKER_URL", "ftp://example"),
         ("OLLAMA_NUM_CTX_MAX", "lots"),
         ("OLLAMA_NUM_CTX_MAX", "2048"),
+        ("SESSION_RETENTION_DAYS", "-1"),
+        ("SUMMARY_REVISION_RETENTION_DAYS", "a week"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):

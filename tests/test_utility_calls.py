@@ -178,14 +178,15 @@ def test_a_rebuild_that_loses_its_lease_marks_its_answers_dropped(session):
     assert (call.kind, call.outcome, call.summary_id) == ("rebuild", "dropped_stale", None)
 
 
-def test_calls_go_when_their_session_goes_and_outlive_a_deleted_row(session):
+def test_calls_outlive_a_deleted_row_and_their_session_unlinked(session):
     add_episodes(session, 5)
     run_session(session_pk=session.pk, owner=OWNER, client=FakeClient())
     Summary.objects.filter(session=session).delete()
     (call,) = calls_of(session)
     assert call.summary_id is None
     session.delete()
-    assert not UtilityCall.objects.exists()
+    # The cost record stays (usage totals keep it), without the link.
+    assert list(UtilityCall.objects.values_list("session_id", "summary_id")) == [(None, None)]
 
 
 # --- written on its own, never with the model call inside a transaction ----------------------

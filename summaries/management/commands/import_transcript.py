@@ -1,4 +1,5 @@
-"""Store a JSON-lines transcript as a new session (format in ``sessions_app.transcripts``).
+"""Store a JSON-lines transcript as new sessions (format in ``sessions_app.transcripts``,
+summary lines in ``summaries.transfer``): one session, or a user's whole export.
 
 Every line is checked before anything is stored; bad lines are reported by
 line number and then nothing is stored. A good transcript is stored in one
@@ -13,13 +14,13 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from sessions_app.transcripts import parse_transcript, transcript_import
+from summaries.transfer import memory_import, parse_memory
 
 ERRORS_SHOWN = 50
 
 
 class Command(BaseCommand):
-    help = "Import a JSON-lines transcript (one episode per line) as a new session of --owner."
+    help = "Import a JSON-lines transcript (one or many sessions, with their summaries) as new sessions of --owner."
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="transcript file, or - for stdin")
@@ -32,28 +33,32 @@ class Command(BaseCommand):
         except get_user_model().DoesNotExist:
             raise CommandError(f"No user {owner!r}.") from None
         if file == "-":
-            transcript = parse_transcript(sys.stdin.buffer)
+            sessions, errors = parse_memory(sys.stdin.buffer)
         else:
             try:
                 with open(file, "rb") as fh:
-                    transcript = parse_transcript(fh)
+                    sessions, errors = parse_memory(fh)
             except OSError as exc:
                 raise CommandError(f"Cannot read {file}: {exc.strerror}.") from None
-        if transcript.errors:
-            for number, problem in transcript.errors[:ERRORS_SHOWN]:
+        if errors:
+            for number, problem in errors[:ERRORS_SHOWN]:
                 self.stderr.write(f"line {number}: {problem}")
-            more = len(transcript.errors) - ERRORS_SHOWN
+            more = len(errors) - ERRORS_SHOWN
             if more > 0:
                 self.stderr.write(f"... and {more} more bad lines")
-            raise CommandError(f"{len(transcript.errors)} bad lines in {file}; nothing was imported.")
-        if not transcript.episodes:
+            raise CommandError(f"{len(errors)} bad lines in {file}; nothing was imported.")
+        episodes = sum(len(t.episodes) for t in sessions)
+        if not episodes:
             raise CommandError(f"No episodes in {file}; nothing was imported.")
-        if title is None and not transcript.title and file != "-":
+        if title is None and len(sessions) == 1 and not sessions[0].title and file != "-":
             title = Path(file).stem
-        session = transcript_import(owner=user, transcript=transcript, title=title)
+        created = memory_import(owner=user, sessions=sessions, title=title)
+        summaries = sum(len(t.extras.get("summary", [])) for t in sessions)
+        for session in created:
+            self.stdout.write(f"session {session.uuid} ({session.title or 'untitled'})")
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {len(transcript.episodes)} episodes as session {session.uuid} "
-                f"({session.title or 'untitled'}); summarization was requested."
+                f"Imported {episodes} episodes and {summaries} summaries as {len(created)} "
+                f"session{'s' if len(created) != 1 else ''}; summarization was requested."
             )
         )
