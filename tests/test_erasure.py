@@ -201,6 +201,8 @@ def test_a_run_in_flight_for_an_erased_session_recreates_nothing(owner, use_clie
     run_session(session_pk=session.pk, owner="run-1", force=True)
     assert client.calls == 1
     assert not ChatSession.objects.filter(pk=session.pk).exists()
+    # The call's cost is kept, unlinked, like any deleted session's calls.
+    assert UtilityCall.objects.filter(session__isnull=True, kind=UtilityCall.Kind.FRESH).count() == 1
     assert not SummarizationState.objects.filter(session_id=session.pk).exists()
     assert not Summary.objects.filter(session_id=session.pk).exists()
     assert not SummaryRevision.objects.exists()

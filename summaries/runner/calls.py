@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, IntegrityError
 
 from sessions_app.models import ChatSession
 from summaries.inference import Completion, InferenceClient, InferenceError, get_client
@@ -110,19 +110,26 @@ def _record_call(
     """Write one ``UtilityCall`` row, on its own (the runner works outside any
     transaction, so this is one short autocommitted insert, holding no lock
     the lease or a summary row needs). A failure to write it is logged, never
-    raised: what the run does next must not depend on the cost record."""
+    raised: what the run does next must not depend on the cost record.
+
+    A session erased while its model call ran is gone: the call is then
+    kept unlinked, like the calls of any deleted session, so usage totals
+    still count it."""
+    fields = {
+        "kind": span.kind,
+        "model": model[:200],
+        "prompt_tokens": max(0, prompt_tokens),
+        "completion_tokens": max(0, completion_tokens),
+        "duration_ms": max(0, duration_ms),
+        "outcome": outcome,
+        "first_episode_id": span.first_episode_id,
+        "last_episode_id": span.last_episode_id,
+    }
     try:
-        call = UtilityCall.objects.create(
-            session_id=span.session_pk,
-            kind=span.kind,
-            model=model[:200],
-            prompt_tokens=max(0, prompt_tokens),
-            completion_tokens=max(0, completion_tokens),
-            duration_ms=max(0, duration_ms),
-            outcome=outcome,
-            first_episode_id=span.first_episode_id,
-            last_episode_id=span.last_episode_id,
-        )
+        try:
+            call = UtilityCall.objects.create(session_id=span.session_pk, **fields)
+        except IntegrityError:  # the session's row is gone
+            call = UtilityCall.objects.create(session_id=None, **fields)
     except DatabaseError:
         logger.exception(
             "utility call not recorded",
