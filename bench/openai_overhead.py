@@ -40,7 +40,10 @@ def main() -> None:
     args = parser.parse_args()
 
     with FakeModelServer() as fake:
+        # A broker and no worker, as in production: summarization is the
+        # worker's job, not part of the turn measured here.
         setup_django(
+            CELERY_BROKER_URL=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/5"),
             DJANGO_ALLOWED_HOSTS="127.0.0.1",
             DJANGO_SECURE_SSL_REDIRECT="false",
             API_THROTTLE_USER="100000000/minute",
