@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
 from sessions_app.models import ChatSession, Episode
-from sessions_app.services import episode_create
+from sessions_app.services import episode_create_for_user
 from summaries.context import ContextResult, build_context
 from summaries.inference import ChatStream, Completion, InferenceError, get_client
 from summaries.openai_api.memory import model_messages
@@ -22,6 +23,7 @@ from summaries.openai_api.request import ChatRequest
 
 @dataclass(slots=True)
 class PreparedTurn:
+    caller: Any
     session: ChatSession
     request: ChatRequest
     context: ContextResult
@@ -34,10 +36,10 @@ class FinishedTurn:
     episode: Episode
 
 
-def turn_prepare(*, session: ChatSession, request: ChatRequest) -> PreparedTurn:
+def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> PreparedTurn:
     """Build the memory for the last user message (``ContextTooLarge`` when it cannot fit the budget)."""
     context = build_context(session=session, question=request.question, budget=request.budget)
-    return PreparedTurn(session, request, context, model_messages(request, context))
+    return PreparedTurn(caller, session, request, context, model_messages(request, context))
 
 
 def turn_store(*, turn: PreparedTurn, completion: Completion) -> Episode:
@@ -50,8 +52,13 @@ def turn_store(*, turn: PreparedTurn, completion: Completion) -> Episode:
     }
     if turn.request.user:
         metadata["openai_user"] = turn.request.user
-    return episode_create(
-        session=turn.session, user_input=turn.request.question, response=completion.text, metadata=metadata
+    # The write path API clients use: one statement on PostgreSQL.
+    return episode_create_for_user(
+        user=turn.caller,
+        session_uuid=turn.session.uuid,
+        user_input=turn.request.question,
+        response=completion.text,
+        metadata=metadata,
     )
 
 

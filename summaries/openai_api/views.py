@@ -186,7 +186,7 @@ class ChatCompletionsView(OpenAIView):
             )
         session, _ = session_for_request(caller=request.user, request=body)
         self.session_uuid = str(session.uuid)
-        turn = turn_prepare(session=session, request=body)
+        turn = turn_prepare(caller=request.user, session=session, request=body)
         if not body.stream:
             finished = turn_answer(turn)
             return Response(completion_object(finished.completion, model=body.model))
