@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.validation import text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
 
 #: The roles whose messages are passed on in front of the memory.
@@ -85,8 +86,18 @@ def _integer(value: Any, name: str, *, minimum: int | None = None) -> int | None
 
 
 def _text(content: Any, index: int) -> str:
-    """A message's content: a string, or an array of text parts joined."""
+    """A message's content: a string, or an array of text parts joined; text
+    the database could not store (a NUL, a lone surrogate) is refused here,
+    since the exchange and imported history are stored."""
     param = f"messages[{index}].content"
+    text = _joined(content, param)
+    problem = text_problem(text)
+    if problem:
+        raise invalid(param, problem)
+    return text
+
+
+def _joined(content: Any, param: str) -> str:
     if isinstance(content, str):
         return content
     if content is None:

@@ -96,3 +96,10 @@ def test_empty_session_sends_no_memory_message(session):
     assert model_messages(request, build_context(session=session, question="Hi")) == [
         {"role": "user", "content": "Hi"}
     ]
+
+
+@pytest.mark.parametrize("text", ["nul \x00 inside", "lone \ud800 surrogate"])
+def test_text_the_database_cannot_store_is_refused_naming_the_message(text):
+    with pytest.raises(OpenAIError) as raised:
+        parse_request(body(messages=[{"role": "user", "content": text}]), header_session=None)
+    assert raised.value.status == 400 and raised.value.param == "messages[0].content"
