@@ -23,12 +23,15 @@ session's own rows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import models
 from django.db.models import Count, F, Func, Max, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
+
+from sessions_app.access import changes_all_sessions, reads_all_sessions
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -71,10 +74,19 @@ class ChatSessionQuerySet(models.QuerySet):
         )
 
     def visible_to(self, user: AbstractBaseUser) -> ChatSessionQuerySet:
-        """Staff see every session; everybody else only their own."""
+        """The sessions ``user`` may read: their own, or every one for staff
+        with the view (or change) permission (``sessions_app.access``)."""
+        return self._scoped(user, every=reads_all_sessions)
+
+    def changeable_by(self, user: AbstractBaseUser) -> ChatSessionQuerySet:
+        """The sessions ``user`` may change (episodes, title, deletion, chat):
+        their own, or every one for staff with the change permission."""
+        return self._scoped(user, every=changes_all_sessions)
+
+    def _scoped(self, user: AbstractBaseUser, *, every: Callable[[Any], bool]) -> ChatSessionQuerySet:
         if not user.is_authenticated:
             return self.none()
-        if user.is_staff:
+        if every(user):
             return self
         return self.filter(owner=user)
 

@@ -18,10 +18,14 @@ def parse_session_uuid(session_uuid: str | uuid_lib.UUID) -> uuid_lib.UUID:
         raise SessionNotFound from None
 
 
-def session_for_user(user, session_uuid: str | uuid_lib.UUID, queryset=None) -> ChatSession:
-    """The session with this uuid if ``user`` may see it; otherwise ``SessionNotFound``."""
+def session_for_user(
+    user, session_uuid: str | uuid_lib.UUID, queryset=None, *, change: bool = False
+) -> ChatSession:
+    """The session with this uuid if ``user`` may read it (``change=True``:
+    change it); otherwise ``SessionNotFound``, as for an unknown uuid."""
     parsed = parse_session_uuid(session_uuid)
-    qs = (queryset if queryset is not None else ChatSession.objects.all()).visible_to(user)
+    qs = queryset if queryset is not None else ChatSession.objects.all()
+    qs = qs.changeable_by(user) if change else qs.visible_to(user)
     try:
         return qs.get(uuid=parsed)
     except ChatSession.DoesNotExist:

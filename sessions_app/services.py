@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
 from sessions_app.models import ChatSession, Episode
+from sessions_app.access import changes_all_sessions
 from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens
@@ -209,7 +210,7 @@ def episode_create_for_user(
     metadata: dict | None = None,
     created_at: datetime | None = None,
 ) -> Episode:
-    """``episode_create`` for the session with this uuid, if ``user`` may see it (else ``SessionNotFound``).
+    """``episode_create`` for the session with this uuid, if ``user`` may change it (else ``SessionNotFound``).
 
     On PostgreSQL the visibility check, the counter UPDATE (which takes the
     session's row lock first, as in ``episode_create``) and the INSERT are
@@ -224,7 +225,7 @@ def episode_create_for_user(
     alias = router.db_for_write(Episode)
     connection = connections[alias]
     if connection.vendor != "postgresql" or not user.is_authenticated:
-        session = session_for_user(user, parsed)
+        session = session_for_user(user, parsed, change=True)
         return episode_create(
             session=session, user_input=user_input, response=response, metadata=metadata, created_at=created_at
         )
@@ -233,20 +234,21 @@ def episode_create_for_user(
     tokens = count_episode_tokens(user_input, response)
     now = timezone.now()
     metadata = metadata or {}
-    owner_params = [] if user.is_staff else [user.pk]
+    every = changes_all_sessions(user)
+    owner_params = [] if every else [user.pk]
     metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
     date_params = [] if created_at is None else [created]
     params = [
         tokens, now, created, parsed, *owner_params, *date_params,
         user_input, response, tokens, created, metadata_db,
     ]  # fmt: skip
-    sql = _fused_episode_insert_sql(owner_check=not user.is_staff, dated=created_at is not None)
+    sql = _fused_episode_insert_sql(owner_check=not every, dated=created_at is not None)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
-        # Not visible, gone, or dated before the session's newest episode: tell which.
-        session = session_for_user(user, parsed)
+        # Not changeable, gone, or dated before the session's newest episode: tell which.
+        session = session_for_user(user, parsed, change=True)
         raise earlier_than_newest(session.cached_last_episode_at)
     episode_id, session_id = row
     episode = Episode.from_db(

@@ -69,7 +69,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def session_rename(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
-    session = session_for_user(request.user, session_uuid)
+    session = session_for_user(request.user, session_uuid, change=True)
     form = SessionTitleForm(request.POST)
     if not form.is_valid():
         messages.error(request, TITLE_TOO_LONG)
@@ -86,7 +86,7 @@ def session_rename(request: HttpRequest, session_uuid: uuid.UUID) -> HttpRespons
 def session_delete(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     # The stats are only shown on the confirmation page.
     queryset = ChatSession.objects.with_stats() if request.method == "GET" else None
-    session = session_for_user(request.user, session_uuid, queryset=queryset)
+    session = session_for_user(request.user, session_uuid, queryset=queryset, change=True)
     if request.method == "POST":
         title = str(session)
         services.session_delete(session=session)

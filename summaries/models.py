@@ -6,7 +6,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from sessions_app.access import has_staff_permission
 from sessions_app.models import ChatSession
+
+VIEW_SUMMARIES = "summaries.view_summary"
+CHANGE_SUMMARIES = "summaries.change_summary"
 
 
 class SummaryQuerySet(models.QuerySet):
@@ -18,8 +22,21 @@ class SummaryQuerySet(models.QuerySet):
         return self.filter(session_id=session_pk).order_by("-last_episode_id", "-pk").first()
 
     def visible_to(self, user) -> SummaryQuerySet:
-        """Rows of the sessions ``user`` may see (staff: all)."""
-        return self.filter(session__in=ChatSession.objects.visible_to(user).values("pk"))
+        """Rows ``user`` may read: those of their own sessions, or every row
+        for staff with ``view_summary`` (or ``change_summary``)."""
+        return self._scoped(user, VIEW_SUMMARIES, CHANGE_SUMMARIES)
+
+    def changeable_by(self, user) -> SummaryQuerySet:
+        """Rows ``user`` may change (curate, regenerate): their own sessions',
+        or every row for staff with ``change_summary``."""
+        return self._scoped(user, CHANGE_SUMMARIES)
+
+    def _scoped(self, user, *perms: str) -> SummaryQuerySet:
+        if not user.is_authenticated:
+            return self.none()
+        if has_staff_permission(user, *perms):
+            return self
+        return self.filter(session__owner=user)
 
 
 class Summary(models.Model):

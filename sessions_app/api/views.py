@@ -1,9 +1,10 @@
 """Session and episode endpoints.
 
 Views parse, check access and call services/selectors. A session is found
-through ``session_for_user`` (a single episode write runs the same check
-inside its write statement), so another user's uuid is a 404, like an
-unknown or malformed one.
+through ``session_for_user`` (``change=True`` for writes; a single episode
+write runs the same check inside its write statement), so another user's
+uuid is a 404, like an unknown or malformed one, unless a staff permission
+grants it (``sessions_app.access``).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class SessionDetailView(APIView):
     def patch(self, request: Request, uuid: str) -> Response:
         # Read once, with the stats: a new title or metadata leaves them as they are,
         # and session_update sets the changed fields on this instance.
-        session = session_for_user(request.user, uuid, queryset=sessions_with_stats())
+        session = session_for_user(request.user, uuid, queryset=sessions_with_stats(), change=True)
         serializer = SessionSerializer(session, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         session_update(
@@ -125,7 +126,7 @@ class SessionDetailView(APIView):
 
     @extend_schema(summary="Delete a session and everything in it", responses={204: None})
     def delete(self, request: Request, uuid: str) -> Response:
-        session_delete(session=session_for_user(request.user, uuid))
+        session_delete(session=session_for_user(request.user, uuid, change=True))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -169,7 +170,7 @@ class EpisodeListView(generics.ListAPIView):
     def post(self, request: Request, uuid: str) -> Response:
         data = request.data
         if isinstance(data, list):
-            return self._post_many(session_for_user(request.user, uuid), data)
+            return self._post_many(session_for_user(request.user, uuid, change=True), data)
         fields = plain_episode_input(data)
         if fields is None:
             serializer = EpisodeWriteSerializer(data=data)

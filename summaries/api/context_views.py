@@ -282,7 +282,7 @@ class SessionChatView(APIView):
         },
     )
     def post(self, request: Request, uuid: str) -> Response | StreamingHttpResponse:
-        session = session_for_user(request.user, uuid)
+        session = session_for_user(request.user, uuid, change=True)
         body = ChatRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         message: str = body.validated_data["message"]

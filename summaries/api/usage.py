@@ -1,4 +1,5 @@
-"""``GET /api/usage/``: summarization cost and savings, for staff only.
+"""``GET /api/usage/``: summarization cost and savings, for staff with
+``summaries.view_utilitycall`` (superusers have it); anyone else gets 403.
 
 ``?session=<uuid>`` narrows the report to one session; ``?limit=`` sets how
 many sessions are listed (largest history first, default 50, at most 500).
@@ -18,16 +19,18 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import IsAdminUser
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sessions_app.access import has_staff_permission
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user
 from summaries.usage import usage_report
 
 MAX_LIMIT = 500
+VIEW_USAGE = "summaries.view_utilitycall"
 
 
 def _limit(raw: str | None) -> int:
@@ -42,8 +45,15 @@ def _limit(raw: str | None) -> int:
     return value
 
 
+class ReadsUsage(BasePermission):
+    """Staff holding ``summaries.view_utilitycall``: staff status alone is not enough."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return has_staff_permission(request.user, VIEW_USAGE)
+
+
 class UsageView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ReadsUsage]
 
     @extend_schema(
         parameters=[

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from nexus.api.pagination import MAX_ID, IdCursorPagination
 from sessions_app.api.views import UUID_PARAM
+from sessions_app.access import has_staff_permission
 from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user
@@ -31,7 +32,7 @@ from summaries.api.serializers import (
     SummaryUpdateSerializer,
 )
 from summaries.curation import summary_curate
-from summaries.models import Summary, SummaryRevision
+from summaries.models import CHANGE_SUMMARIES, Summary, SummaryRevision
 from summaries.ranges import summary_create_for_range
 from summaries.selectors import summarization_status
 from summaries.triggers import request_run, summary_regenerate
@@ -39,8 +40,17 @@ from summaries.triggers import request_run, summary_regenerate
 ID_PARAM = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The summary's id.")
 
 
-def summary_for_user(user, summary_id: int | str) -> Summary:
-    """The row if ``user`` may see its session; otherwise 404.
+def session_for_summary_change(user, session_uuid: str) -> ChatSession:
+    """A session whose summaries ``user`` may change: one they may read, and
+    their own or any for staff with ``change_summary``; else ``SessionNotFound``."""
+    session = session_for_user(user, session_uuid)
+    if session.owner_id != user.pk and not has_staff_permission(user, CHANGE_SUMMARIES):
+        raise SessionNotFound
+    return session
+
+
+def summary_for_user(user, summary_id: int | str, *, change: bool = False) -> Summary:
+    """The row if ``user`` may read it (``change=True``: change it); otherwise 404.
 
     The id comes from the path as text (an ``<int:>`` route would answer a
     malformed one with the site's HTML 404 page); anything but plain ASCII
@@ -50,7 +60,8 @@ def summary_for_user(user, summary_id: int | str) -> Summary:
     if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
         raise Http404("No such summary.")
     try:
-        return Summary.objects.visible_to(user).select_related("session").get(pk=int(text))
+        rows = Summary.objects.changeable_by(user) if change else Summary.objects.visible_to(user)
+        return rows.select_related("session").get(pk=int(text))
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None
 
@@ -71,7 +82,7 @@ class SessionSummaryListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Summary]:
         session = session_for_user(self.request.user, self.kwargs["uuid"])
-        return Summary.objects.chain(session.pk).select_related("session")
+        return Summary.objects.visible_to(self.request.user).chain(session.pk).select_related("session")
 
     @extend_schema(summary="A session's summary rows, oldest range first (cursor pagination)")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -90,7 +101,7 @@ class SummaryCreateView(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            session = session_for_user(request.user, data["session"])
+            session = session_for_summary_change(request.user, data["session"])
         except SessionNotFound:
             raise ValidationError({"session": ["No such session."]}) from None
         summary = summary_create_for_range(
@@ -115,7 +126,7 @@ class SummaryDetailView(APIView):
         responses={200: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
     )
     def patch(self, request: Request, id: str) -> Response:
-        summary = summary_for_user(request.user, id)
+        summary = summary_for_user(request.user, id, change=True)
         serializer = SummaryUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         updated = summary_curate(
@@ -136,7 +147,7 @@ class SummaryRegenerateView(APIView):
         responses={202: SummarizationStatusSerializer},
     )
     def post(self, request: Request, id: str) -> Response:
-        summary = summary_for_user(request.user, id)
+        summary = summary_for_user(request.user, id, change=True)
         summary_regenerate(summary=summary, actor=request.user)
         return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)
 
@@ -149,7 +160,7 @@ class SessionSummarizeView(APIView):
         responses={202: SummarizationStatusSerializer},
     )
     def post(self, request: Request, uuid: str) -> Response:
-        session: ChatSession = session_for_user(request.user, uuid)
+        session: ChatSession = session_for_summary_change(request.user, uuid)
         request_run(session_pk=session.pk, force=True)
         return _status_response(session.pk, status.HTTP_202_ACCEPTED)
 

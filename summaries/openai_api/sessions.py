@@ -49,13 +49,13 @@ def session_for_request(*, caller: Any, request: ChatRequest) -> tuple[ChatSessi
     was just imported from the request.
 
     In this order: the named session (``SessionNotFound`` when the caller
-    may not see it, exactly as for an unknown one); the session of the
+    may not change it, exactly as for an unknown one); the session of the
     request's ``user``; else a new session into which the request's earlier
     user/assistant pairs are imported first. A session created here stays
     even when the call then fails, so a retry can reuse it.
     """
     if request.session:
-        return session_for_user(caller, request.session), True
+        return session_for_user(caller, request.session, change=True), True
     if request.user:
         return session_for_openai_user(caller=caller, openai_user=request.user), True
     session = session_create(owner=caller, title="OpenAI client conversation")
