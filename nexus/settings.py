@@ -268,6 +268,9 @@ INFERENCE_TIMEOUT_SECONDS = env_float("INFERENCE_TIMEOUT_SECONDS", 60.0, minimum
 INFERENCE_CONNECT_TIMEOUT_SECONDS = env_float("INFERENCE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
+# The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
+# whatever budget the caller asks for: system messages, memory and question.
+CHAT_MAX_PROMPT_TOKENS = env_int("CHAT_MAX_PROMPT_TOKENS", 8000, minimum=100, maximum=1_000_000)
 # Ollama: the largest context window (options.num_ctx) a call may ask for.
 # Each call asks for the smallest power of two from 4096 that holds its prompt
 # (+15% for the model's tokenizer) and its reply cap; a prompt that needs more

@@ -24,7 +24,7 @@ from django.conf import settings
 from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
-from summaries.context import ContextResult, build_context
+from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
 
 logger = logging.getLogger("nexus.chat")
@@ -113,7 +113,9 @@ def chat_messages(context: ContextResult) -> list[dict[str, str]]:
 
 def _prepare(*, session: ChatSession, message: str, budget: int | None) -> tuple[ContextResult, Timings]:
     timings = Timings()
-    context = build_context(session=session, question=message, budget=budget)
+    # The whole prompt within the budget and CHAT_MAX_PROMPT_TOKENS, system message included.
+    limit = turn_budget(budget, besides=[SYSTEM_PROMPT])
+    context = build_context(session=session, question=message, budget=limit)
     timings.context_ms = timings.since_start()
     return context, timings
 

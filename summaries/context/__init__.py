@@ -54,7 +54,7 @@ from sessions_app.models import ChatSession
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
-from summaries.context.budget import Complete, ContextTooLarge, Piece, fit
+from summaries.context.budget import Complete, ContextTooLarge, Piece, fit, turn_budget
 from summaries.context.layout import (
     INSTRUCTIONS,
     QUESTION_LABEL,
@@ -76,6 +76,7 @@ __all__ = [
     "format_pairs",
     "full_history_tokens",
     "render_prompt",
+    "turn_budget",
 ]
 
 # What a pair's labels and separator add to its episode's tokens.

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from sessions_app.tokens import count_tokens
 from summaries.context.layout import RETRIEVED_HEADER, SECTION_SEPARATOR, SUMMARY_HEADER, Exchange
 
@@ -157,3 +159,14 @@ def _take(pieces: Sequence[Piece], *, room: int, open_sections: set[str]) -> tup
 
 def _section(piece: Piece) -> str:
     return "retrieved" if piece.kind == "retrieved" else "summary"
+
+
+def turn_budget(budget: int | None, *, besides: Sequence[str] = ()) -> int:
+    """The budget of a chat turn's context: the caller's (``CONTEXT_DEFAULT_BUDGET``
+    when None), never over ``CHAT_MAX_PROMPT_TOKENS``, less the tokens of the
+    texts the turn sends ``besides`` the context (system messages), so the
+    whole prompt stays within both. At least 1: a context that cannot fit
+    is refused by ``build_context`` (``ContextTooLarge``), never sent."""
+    wanted = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
+    reserved = sum(count_tokens(text) for text in besides)
+    return max(1, min(wanted, settings.CHAT_MAX_PROMPT_TOKENS) - reserved)

@@ -15,9 +15,9 @@ from django.conf import settings
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create_for_user
-from summaries.context import ContextResult, build_context
+from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, InferenceError, get_client
-from summaries.openai_api.memory import model_messages
+from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
 
 
@@ -38,7 +38,11 @@ class FinishedTurn:
 
 def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> PreparedTurn:
     """Build the memory for the last user message (``ContextTooLarge`` when it cannot fit the budget)."""
-    context = build_context(session=session, question=request.question, budget=request.budget)
+    # The client's own system messages count against the cap too, and so does
+    # the question, sent again after the memory; what is left holds the memory.
+    besides = [m.content for m in request.instructions] + [MEMORY_HEADER, request.question]
+    limit = turn_budget(request.budget, besides=besides)
+    context = build_context(session=session, question=request.question, budget=limit)
     return PreparedTurn(caller, session, request, context, model_messages(request, context))
 
 
