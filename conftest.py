@@ -5,12 +5,22 @@ session of the owner's."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tests.factories import ChatSessionFactory, UserFactory
 
 # fake_model / fake_model_process: the fake model server (tests/fake_model_server.py).
 pytest_plugins = ["tests.conftest_fake_model"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache: marks such as a row's queued
+    regeneration must not leak into the next test (ids can repeat)."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

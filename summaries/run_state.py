@@ -32,6 +32,7 @@ import enum
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -207,3 +208,28 @@ def mark_failed(session_pk: int, owner: str, error: str) -> None:
         lease_expires_at=None,
         updated_at=now,
     )
+
+
+# --- one regeneration per row ---------------------------------------------------
+#
+# A row's regeneration is marked in the shared cache from the moment it is
+# queued until its task ends, so repeated requests for the same row while one
+# is queued or running are coalesced into it instead of each calling the
+# model. ``cache.add`` is atomic (set only if absent) in every backend the
+# project uses. The mark expires on its own, so a task lost with its broker
+# does not block the row for longer than that.
+
+
+def _regeneration_key(summary_pk: int) -> str:
+    return f"nexus:regenerate:{summary_pk}"
+
+
+def mark_regeneration(summary_pk: int) -> bool:
+    """Mark the row's regeneration queued; False when one already is (or runs)."""
+    timeout = max(settings.SUMMARY_LEASE_SECONDS, settings.SUMMARY_QUEUED_STALE_SECONDS)
+    return cache.add(_regeneration_key(summary_pk), 1, timeout=timeout)
+
+
+def end_regeneration(summary_pk: int) -> None:
+    """The row's regeneration ended (done, failed for good, or never sent)."""
+    cache.delete(_regeneration_key(summary_pk))

@@ -86,11 +86,14 @@ def summarize_session(self: Task, session_pk: int, force: bool = False) -> str |
 
 @shared_task(bind=True, name="summaries.tasks.regenerate_summary", **_RETRYING)
 def regenerate_summary(self: Task, summary_pk: int, actor_pk: int | None = None) -> str | None:
-    """Re-summarize exactly one row's range. When the session is busy, try again shortly."""
+    """Re-summarize exactly one row's range. When the session is busy, try again
+    shortly; the row stays marked (requests for it coalesce) until the task ends."""
     result = _eager_safe(
         self, lambda: runner.regenerate_row(summary_pk=summary_pk, owner=_owner(self), actor_pk=actor_pk)
     )
-    return _finish(self, result, countdown=5, max_retries=60)
+    outcome = _finish(self, result, countdown=5, max_retries=60)
+    run_state.end_regeneration(summary_pk)
+    return outcome
 
 
 @shared_task(bind=True, name="summaries.tasks.rebuild_session", **_RETRYING)

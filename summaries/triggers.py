@@ -135,10 +135,20 @@ def summary_regenerate(*, summary: Summary, actor: Any = None) -> None:
     The row keeps its range; its text is replaced by the model's (the row is
     no longer curated) and the previous state is kept as a revision with
     source ``regenerate``.
+
+    A request for a row whose regeneration is already queued or running is
+    coalesced into it (``run_state.mark_regeneration``): one model call.
     """
-    _queue_after_commit(
-        regenerate_summary, summary.session_id, {"summary_pk": summary.pk, "actor_pk": _actor_pk(actor)}
-    )
+    session_pk, kwargs = summary.session_id, {"summary_pk": summary.pk, "actor_pk": _actor_pk(actor)}
+
+    def send() -> None:
+        if not run_state.mark_regeneration(summary.pk):
+            return
+        run_state.mark_queued(session_pk)
+        if not send_task(regenerate_summary, session_pk=session_pk, kwargs=kwargs):
+            run_state.end_regeneration(summary.pk)
+
+    transaction.on_commit(send, robust=True)
 
 
 def session_rebuild(*, session: ChatSession, actor: Any = None) -> None:
