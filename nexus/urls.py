@@ -6,6 +6,10 @@ from nexus.admin_usage import usage_admin_view
 from nexus.health import healthz
 from summaries.api.usage import UsageView
 
+# Failures outside views: JSON under /api/ and /v1/, 503 for the database.
+handler404 = "nexus.failures.page_not_found"
+handler500 = "nexus.failures.server_error"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # Before admin/ and api/ so their catch-alls never see these.
