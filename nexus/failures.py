@@ -59,8 +59,8 @@ def api_kind(request: HttpRequest) -> str | None:
     return None
 
 
-def openai_error_body(message: str, *, code: str | None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+def openai_error_body(message: str, *, code: str | None, type: str = "server_error") -> dict[str, Any]:
+    return {"error": {"message": message, "type": type, "param": None, "code": code}}
 
 
 def log_database_unavailable(request: HttpRequest, exc: BaseException) -> None:
@@ -133,10 +133,8 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     kind = api_kind(request)
     if kind == "openai":
         message = f"Unknown address {request.path!r}."
-        return JsonResponse(
-            {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "not_found"}},
-            status=404,
-        )
+        body = openai_error_body(message, code="not_found", type="invalid_request_error")
+        return JsonResponse(body, status=404)
     if kind == "api":
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
