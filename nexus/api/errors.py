@@ -8,7 +8,11 @@ DRF already answers its own exceptions and ``Http404``; this handler adds:
 - Django's ``ValidationError`` (raised by services and ``check_*``
   functions) as a 400 whose body names the fields, like a serializer error;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413;
-- JSON nested too deeply for the parser as a 400 like any malformed body.
+- JSON nested too deeply for the parser as a 400 like any malformed body;
+- an unreachable database as a 503 with ``Retry-After`` (``nexus.failures``).
+
+Any other exception is left to ``nexus.failures.FailureMiddleware``, which
+answers a JSON 500 and logs the traceback.
 """
 
 from __future__ import annotations
@@ -22,12 +26,25 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from nexus.errors import NotFound
+from nexus.failures import (
+    DATABASE_UNAVAILABLE,
+    RETRY_AFTER_SECONDS,
+    is_database_unavailable,
+    log_database_unavailable,
+)
 
 
 class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "Request body too large."
     default_code = "payload_too_large"
+
+
+class DatabaseUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = DATABASE_UNAVAILABLE
+    default_code = "database_unavailable"
+    wait = RETRY_AFTER_SECONDS  # DRF sends it as Retry-After
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -40,4 +57,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = PayloadTooLarge()
     elif isinstance(exc, RecursionError):
         exc = exceptions.ParseError("JSON parse error - nested too deeply.")
+    elif is_database_unavailable(exc):
+        log_database_unavailable(context["request"], exc)
+        exc = DatabaseUnavailable()
     return drf_exception_handler(exc, context)

@@ -560,8 +560,11 @@
       make("h3", "summary-range", "Episodes " + summary.first_episode_id + "–" + summary.last_episode_id)
     );
     if (summary.curated) {
-      var mark = make("span", "curated-mark", "Curated");
-      mark.title = "Edited by staff; automatic passes leave it alone";
+      var by = summary.curated_by_you ? "you" : summary.curated_by_staff ? "staff" : "";
+      var mark = make("span", "curated-mark", by ? "Edited by " + by : "Curated");
+      mark.title =
+        (by === "you" ? "You edited this summary" : by ? "Edited by staff" : "Edited by hand") +
+        "; automatic passes leave it alone";
       head.appendChild(mark);
     }
     item.appendChild(head);

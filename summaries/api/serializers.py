@@ -14,6 +14,8 @@ class SummarySerializer(serializers.ModelSerializer):
 
     session = serializers.UUIDField(source="session.uuid", read_only=True)
     episode_range = serializers.CharField(read_only=True, help_text='"first-last", e.g. "259-263".')
+    curated_by_you = serializers.SerializerMethodField(help_text="The caller curated this row.")
+    curated_by_staff = serializers.SerializerMethodField(help_text="Someone else curated this row.")
 
     class Meta:
         model = Summary
@@ -26,6 +28,8 @@ class SummarySerializer(serializers.ModelSerializer):
             "first_episode_id",
             "last_episode_id",
             "curated",
+            "curated_by_you",
+            "curated_by_staff",
             "model",
             "prompt_tokens",
             "completion_tokens",
@@ -34,6 +38,16 @@ class SummarySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    def _caller_pk(self) -> int | None:
+        request = self.context.get("request")
+        return getattr(getattr(request, "user", None), "pk", None)
+
+    def get_curated_by_you(self, summary: Summary) -> bool:
+        return summary.curated_by_id is not None and summary.curated_by_id == self._caller_pk()
+
+    def get_curated_by_staff(self, summary: Summary) -> bool:
+        return summary.curated_by_id is not None and summary.curated_by_id != self._caller_pk()
 
 
 class SummaryCreateSerializer(serializers.Serializer):

@@ -94,7 +94,10 @@ class SummaryCreateView(APIView):
     @extend_schema(
         summary="Write a summary row by hand (curated from the start)",
         request=SummaryCreateSerializer,
-        responses={201: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+        responses={
+            201: SummarySerializer,
+            400: OpenApiResponse(description="Invalid input; names the fields."),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = SummaryCreateSerializer(data=request.data)
@@ -111,19 +114,26 @@ class SummaryCreateView(APIView):
             last_episode_id=data["last_episode_id"],
             actor=request.user,
         )
-        return Response(SummarySerializer(summary).data, status=status.HTTP_201_CREATED)
+        return Response(
+            SummarySerializer(summary, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
 
 @extend_schema(tags=["summaries"], parameters=[ID_PARAM])
 class SummaryDetailView(APIView):
     @extend_schema(summary="One summary row", responses=SummarySerializer)
     def get(self, request: Request, id: str) -> Response:
-        return Response(SummarySerializer(summary_for_user(request.user, id)).data)
+        return Response(
+            SummarySerializer(summary_for_user(request.user, id), context={"request": request}).data
+        )
 
     @extend_schema(
         summary="Replace a row's text (the row becomes curated; the old text is kept as a revision)",
         request=SummaryUpdateSerializer,
-        responses={200: SummarySerializer, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+        responses={
+            200: SummarySerializer,
+            400: OpenApiResponse(description="Invalid input; names the fields."),
+        },
     )
     def patch(self, request: Request, id: str) -> Response:
         summary = summary_for_user(request.user, id, change=True)
@@ -136,7 +146,7 @@ class SummaryDetailView(APIView):
             source=SummaryRevision.Source.API_EDIT,
         )
         updated.session = summary.session
-        return Response(SummarySerializer(updated).data)
+        return Response(SummarySerializer(updated, context={"request": request}).data)
 
 
 @extend_schema(tags=["summaries"], parameters=[ID_PARAM])
