@@ -197,6 +197,9 @@ API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
 API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)
+# Deepest nesting of objects and arrays any stored JSON may have (metadata on
+# every path): every page that shows it renders it without running out of stack.
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32, minimum=1, maximum=100)
 # Largest request body read into memory (a bulk write of API_BULK_MAX_EPISODES
 # episodes has to fit); a larger one is answered 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
