@@ -13,6 +13,17 @@ from tests.factories import ChatSessionFactory, UserFactory
 pytest_plugins = ["tests.conftest_fake_model"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttle counts, login failures and token marks live in the cache:
+    no test sees another's."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def owner(db):
     return UserFactory(username="owner")

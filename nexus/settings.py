@@ -16,6 +16,7 @@ from nexus.env import (
     env_list,
     env_required,
     env_str,
+    env_url,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -323,6 +324,30 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(RETENTION_PURGE_SECONDS),
     },
 }
+
+# --- Cache: throttle counts, login failures, token revocation -----------------
+
+# Shared by every process when it is Redis: CACHE_URL, else the broker's Redis
+# server and database when the broker is Redis. Django's keys there all start
+# with "nexus-cache:", which none of Celery's keys do. Without Redis (the
+# single-process embedded default) each process counts in its own memory.
+CACHE_URL = env_url(
+    "CACHE_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "locmem://",
+    ("redis", "rediss", "locmem"),
+)
+if CACHE_URL.startswith("locmem://"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "nexus"}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "nexus-cache",
+            # A Redis that stops answering fails a request in seconds, not minutes.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
 
 # --- Logging ----------------------------------------------------------------
 
