@@ -16,8 +16,8 @@ from nexus.env import (
     env_list,
     env_required,
     env_str,
-    env_url,
 )
+from nexus.store_settings import cache_settings, count_per_window, throttle_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -183,13 +183,12 @@ REST_FRAMEWORK = {
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
-API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "300/minute")
-API_THROTTLE_USER = env_str("API_THROTTLE_USER", "20000/minute")
-for _name, _rate in (("API_THROTTLE_ANON", API_THROTTLE_ANON), ("API_THROTTLE_USER", API_THROTTLE_USER)):
-    if _rate and not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
-        raise ImproperlyConfigured(
-            f"Environment variable {_name}={_rate!r} must look like 100/minute (second, minute, hour or day)."
-        )
+API_THROTTLE_ANON = throttle_rate("API_THROTTLE_ANON", "300/minute")
+API_THROTTLE_USER = throttle_rate("API_THROTTLE_USER", "20000/minute")
+# Failed logins (web, admin, POST /api/auth/token/) per (address, username)
+# and per address, never per username alone: "<n>/<length><s|m|h|d>", empty: off.
+LOGIN_FAILURE_LIMIT = count_per_window("LOGIN_FAILURE_LIMIT", "10/15m")
+LOGIN_FAILURE_ADDRESS_LIMIT = count_per_window("LOGIN_FAILURE_ADDRESS_LIMIT", "50/15m")
 # A token is looked up once per this many seconds per process (0: every request).
 API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
@@ -325,29 +324,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# --- Cache: throttle counts, login failures, token revocation -----------------
+# --- Cache: throttle counts, failed logins, token revocation (nexus/store_settings.py) ---
 
-# Shared by every process when it is Redis: CACHE_URL, else the broker's Redis
-# server and database when the broker is Redis. Django's keys there all start
-# with "nexus-cache:", which none of Celery's keys do. Without Redis (the
-# single-process embedded default) each process counts in its own memory.
-CACHE_URL = env_url(
-    "CACHE_URL",
-    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "locmem://",
-    ("redis", "rediss", "locmem"),
-)
-if CACHE_URL.startswith("locmem://"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "nexus"}}
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": CACHE_URL,
-            "KEY_PREFIX": "nexus-cache",
-            # A Redis that stops answering fails a request in seconds, not minutes.
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
-        }
-    }
+CACHE_URL, CACHES = cache_settings(CELERY_BROKER_URL)
 
 # --- Logging ----------------------------------------------------------------
 

@@ -34,6 +34,8 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("CACHE_URL", "memcached://127.0.0.1:11211"),
         ("CACHE_URL", "localhost:6379"),
         ("JSON_MAX_DEPTH", "1000"),
+        ("LOGIN_FAILURE_LIMIT", "ten"),
+        ("LOGIN_FAILURE_ADDRESS_LIMIT", "10/15 minutes"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
