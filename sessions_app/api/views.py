@@ -21,7 +21,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -69,6 +70,13 @@ class AuthTokenView(ObtainAuthToken):
     @extend_schema(tags=["auth"], summary="Get an API token for a username and password", auth=[])
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().post(request, *args, **kwargs)
+
+    @extend_schema(tags=["auth"], summary="Revoke your API token (every process refuses it at once)", responses={204: None})
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @extend_schema(tags=["sessions"])
