@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from nexus.admin_usage import usage_admin_view
 from nexus.health import healthz
+from nexus.login_limit import limited_login
 from summaries.api.usage import UsageView
 
 urlpatterns = [
@@ -11,6 +12,7 @@ urlpatterns = [
     # Before admin/ and api/ so their catch-alls never see these.
     path("admin/usage/", usage_admin_view, name="admin-usage"),
     path("api/usage/", UsageView.as_view(), name="api-usage"),
+    path("admin/login/", limited_login(admin.site.login), name="admin-login-limited"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
