@@ -16,8 +16,9 @@ pytest_plugins = ["tests.conftest_fake_model"]
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Each test starts with an empty cache: marks such as a row's queued
-    regeneration must not leak into the next test (ids can repeat)."""
+    """Each test starts with an empty cache: throttle counts, login failures,
+    token marks and a row's queued regeneration must not leak into the next
+    test (ids can repeat)."""
     cache.clear()
     yield
     cache.clear()

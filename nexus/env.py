@@ -83,6 +83,18 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
+    """A URL whose scheme is one of ``schemes`` (``""`` when unset and no default)."""
+    value = os.environ.get(name, default).strip()
+    if value and not any(value.startswith(f"{scheme}://") for scheme in schemes):
+        raise ImproperlyConfigured(
+            f"Environment variable {name}={value!r} must be a "
+            + ", ".join(f"{scheme}://" for scheme in schemes)
+            + " URL."
+        )
+    return value
+
+
 def _check_range(name: str, value: float, minimum: float | None, maximum: float | None) -> None:
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"Environment variable {name}={value} must be at least {minimum}.")

@@ -17,6 +17,7 @@ from nexus.env import (
     env_required,
     env_str,
 )
+from nexus.store_settings import cache_settings, count_per_window, throttle_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -185,13 +186,12 @@ REST_FRAMEWORK = {
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.
-API_THROTTLE_ANON = env_str("API_THROTTLE_ANON", "300/minute")
-API_THROTTLE_USER = env_str("API_THROTTLE_USER", "20000/minute")
-for _name, _rate in (("API_THROTTLE_ANON", API_THROTTLE_ANON), ("API_THROTTLE_USER", API_THROTTLE_USER)):
-    if _rate and not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
-        raise ImproperlyConfigured(
-            f"Environment variable {_name}={_rate!r} must look like 100/minute (second, minute, hour or day)."
-        )
+API_THROTTLE_ANON = throttle_rate("API_THROTTLE_ANON", "300/minute")
+API_THROTTLE_USER = throttle_rate("API_THROTTLE_USER", "20000/minute")
+# Failed logins (web, admin, POST /api/auth/token/) per (address, username)
+# and per address, never per username alone: "<n>/<length><s|m|h|d>", empty: off.
+LOGIN_FAILURE_LIMIT = count_per_window("LOGIN_FAILURE_LIMIT", "10/15m")
+LOGIN_FAILURE_ADDRESS_LIMIT = count_per_window("LOGIN_FAILURE_ADDRESS_LIMIT", "50/15m")
 # A token is looked up once per this many seconds per process (0: every request).
 API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
@@ -200,6 +200,9 @@ API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
 API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)
+# Deepest nesting of objects and arrays any stored JSON may have (metadata on
+# every path): every page that shows it renders it without running out of stack.
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 32, minimum=1, maximum=100)
 # Largest request body read into memory (a bulk write of API_BULK_MAX_EPISODES
 # episodes has to fit); a larger one is answered 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
@@ -326,6 +329,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(RETENTION_PURGE_SECONDS),
     },
 }
+
+# --- Cache: throttle counts, failed logins, token revocation (nexus/store_settings.py) ---
+
+CACHE_URL, CACHES = cache_settings(CELERY_BROKER_URL)
 
 # --- Logging ----------------------------------------------------------------
 

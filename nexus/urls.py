@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from nexus.admin_usage import usage_admin_view
 from nexus.health import healthz
+from nexus.login_limit import limited_login
 from nexus.web import with_csp
 from summaries.api.usage import UsageView
 
@@ -16,6 +17,7 @@ urlpatterns = [
     # Before admin/ and api/ so their catch-alls never see these.
     path("admin/usage/", usage_admin_view, name="admin-usage"),
     path("api/usage/", UsageView.as_view(), name="api-usage"),
+    path("admin/login/", limited_login(admin.site.login), name="admin-login-limited"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view loads its start-up script from ?script, so the page has

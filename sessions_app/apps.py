@@ -7,7 +7,9 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         # Connects the receivers that drop remembered API tokens when a token
-        # or its user changes.
+        # or its user changes, and those that count failed logins.
+        from nexus import login_limit
         from nexus.api.authentication import connect_signals
 
         connect_signals()
+        login_limit.connect_signals()

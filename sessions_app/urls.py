@@ -3,13 +3,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from nexus.login_limit import limited_login
 from nexus.web import with_csp
 from sessions_app import views
 
 urlpatterns = [
     path(
         "accounts/login/",
-        with_csp(auth_views.LoginView.as_view(redirect_authenticated_user=True)),
+        with_csp(limited_login(auth_views.LoginView.as_view(redirect_authenticated_user=True))),
         name="login",
     ),
     path("accounts/logout/", with_csp(auth_views.LogoutView.as_view()), name="logout"),

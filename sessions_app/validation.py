@@ -56,15 +56,38 @@ def strings_problem(value: Any) -> str | None:
     return None
 
 
+def depth_problem(value: Any, *, limit: int) -> str | None:
+    """Whether ``value`` nests objects and arrays deeper than ``limit`` levels
+    (walked without recursion, so any depth the parser let through is safe here)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return f"At most {limit} levels of nested objects and arrays."
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
 def metadata_problem(value: Any) -> str | None:
     """Why ``value`` is not acceptable metadata (a JSON object of bounded
-    size whose strings the database can store), or ``None``."""
+    size and depth, numbers within double range, strings the database can
+    store), or ``None``."""
     if not isinstance(value, dict):
         return "Must be a JSON object."
-    problem = strings_problem(value)
+    problem = depth_problem(value, limit=settings.JSON_MAX_DEPTH) or strings_problem(value)
     if problem:
         return problem
-    size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # 1e309 parses as inf; JSON (and jsonb) has no infinity nor NaN
+        return "Numbers must be finite (within double range)."
+    size = len(encoded.encode("utf-8"))
     if size > settings.API_METADATA_MAX_BYTES:
         return f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
     return None

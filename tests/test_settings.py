@@ -1,5 +1,6 @@
 """A bad setting stops start-up with a message naming the variable."""
 
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,11 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("OLLAMA_NUM_CTX_MAX", "2048"),
         ("SESSION_RETENTION_DAYS", "-1"),
         ("SUMMARY_REVISION_RETENTION_DAYS", "a week"),
+        ("CACHE_URL", "memcached://127.0.0.1:11211"),
+        ("CACHE_URL", "localhost:6379"),
+        ("JSON_MAX_DEPTH", "1000"),
+        ("LOGIN_FAILURE_LIMIT", "ten"),
+        ("LOGIN_FAILURE_ADDRESS_LIMIT", "10/15 minutes"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -59,3 +65,31 @@ def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_MAX_CHARS == 3000
     assert settings.CONTEXT_RECENT_EPISODES == 8
     assert settings.OLLAMA_NUM_CTX_MAX == 32_768
+
+
+def caches_for(**env_overrides: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "DJANGO_", "CELERY_"))}
+    env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
+    code = "import json; from django.conf import settings; print(json.dumps(settings.CACHES['default']))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_cache_is_local_memory_in_the_embedded_default():
+    assert caches_for()["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
+    assert caches_for(CELERY_BROKER_URL="amqp://mq")["BACKEND"].endswith("LocMemCache")
+
+
+def test_cache_follows_a_redis_broker_with_its_own_key_prefix():
+    cache = caches_for(CELERY_BROKER_URL="redis://broker:6379/2")
+    assert cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert cache["LOCATION"] == "redis://broker:6379/2"
+    # Celery's keys (queues, "_kombu.*", "unacked*") never start with it.
+    assert cache["KEY_PREFIX"] == "nexus-cache"
+
+
+def test_cache_url_wins():
+    cache = caches_for(CELERY_BROKER_URL="redis://broker:6379/2", CACHE_URL="rediss://cache:6380/1")
+    assert (cache["BACKEND"], cache["LOCATION"]) == ("django.core.cache.backends.redis.RedisCache", "rediss://cache:6380/1")
+    assert caches_for(CELERY_BROKER_URL="redis://broker", CACHE_URL="locmem://")["BACKEND"].endswith("LocMemCache")

@@ -1,46 +1,81 @@
-"""Token authentication with a short per-process memory.
+"""Token authentication with a short per-process memory and a shared
+revocation check.
 
-Every API request pays one query to turn its token into a user. A process
-keeps the answer for ``API_TOKEN_CACHE_SECONDS`` (0 turns this off), so a
-client writing many episodes pays that query once per interval.
+Every API request would pay one query to turn its token into a user. A
+process keeps the answer for ``API_TOKEN_CACHE_SECONDS`` (0 turns this off),
+so a client writing many episodes pays that query once per interval.
 
-The price: a token deleted, or a user deactivated or demoted, in another
-process stays usable in this one for at most that interval. Changes made in
-this process (signals below) take effect at once.
+What the memory must not do is outlive a revocation. Each user has a token
+generation in the shared cache (``nexus.store_settings``), changed whenever
+one of their tokens is deleted or the user row changes (deactivation, a new
+password, a demotion). A remembered answer is used only while the generation
+it was read with is still the current one: one cache GET per request, and a
+deleted token fails at once in every process sharing the cache.
+
+A request whose token is refused counts against the anonymous throttle
+before its 401, so guessing tokens is limited like any anonymous traffic.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models.signals import post_delete, post_save
+from django.contrib.auth.hashers import get_hasher, identify_hasher
+from django.core.cache import cache
+from django.db.models.signals import post_delete, post_save, pre_save
+from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
+from nexus.api.throttling import anonymous_wait
+
 MAX_ENTRIES = 10_000
+_UNREAD = object()
 
 _lock = threading.Lock()
-_entries: OrderedDict[str, tuple[float, Any, Token]] = OrderedDict()
+_entries: OrderedDict[str, tuple[float, Any, Token, Any]] = OrderedDict()
+
+
+def generation_key(user_pk: Any) -> str:
+    return f"token-generation:{user_pk}"
+
+
+def revoke_remembered(user_pk: Any) -> None:
+    """Every process stops trusting what it remembers of this user's tokens.
+    The mark outlives any remembered answer read before it."""
+    timeout = max(settings.API_TOKEN_CACHE_SECONDS * 2, 60)
+    cache.set(generation_key(user_pk), uuid.uuid4().hex, timeout)
+    forget_tokens(user_pk=user_pk)
 
 
 def forget_tokens(*, user_pk: int | None = None, key: str | None = None) -> None:
-    """Drop remembered tokens of a user, one key, or (neither given) all of them."""
+    """Drop this process's remembered tokens of a user, one key, or (neither given) all of them."""
     with _lock:
         if user_pk is None and key is None:
             _entries.clear()
             return
         for cached_key in list(_entries):
-            _, user, _token = _entries[cached_key]
+            _, user, _token, _generation = _entries[cached_key]
             if cached_key == key or user.pk == user_pk:
                 del _entries[cached_key]
 
 
 class CachedTokenAuthentication(TokenAuthentication):
+    def authenticate(self, request: Any) -> tuple[Any, Token] | None:
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            wait = anonymous_wait(request)
+            if wait is not None:
+                raise exceptions.Throttled(wait) from None
+            raise
+
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         ttl = settings.API_TOKEN_CACHE_SECONDS
         if ttl <= 0:
@@ -48,12 +83,19 @@ class CachedTokenAuthentication(TokenAuthentication):
         now = time.monotonic()
         with _lock:
             hit = _entries.get(key)
-            if hit is not None and hit[0] > now:
-                _entries.move_to_end(key)
+        generation: Any = _UNREAD
+        if hit is not None and hit[0] > now:
+            # Read before the database lookup below, so a revocation in between is not missed.
+            generation = cache.get(generation_key(hit[1].pk))
+            if generation == hit[3]:
                 return hit[1], hit[2]
         user, token = super().authenticate_credentials(key)
+        if generation is _UNREAD or hit[1].pk != user.pk:
+            # First sight of this token: read just after the lookup (a revocation
+            # landing in the instant between is seen when the entry expires).
+            generation = cache.get(generation_key(user.pk))
         with _lock:
-            _entries[key] = (now + ttl, user, token)
+            _entries[key] = (now + ttl, user, token, generation)
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
@@ -61,14 +103,41 @@ class CachedTokenAuthentication(TokenAuthentication):
 
 
 def _token_changed(sender: type[Token], instance: Token, **kwargs: Any) -> None:
-    forget_tokens(key=instance.key)
+    revoke_remembered(instance.user_id)
 
 
-def _user_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    forget_tokens(user_pk=instance.pk)
+def _user_changed(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    if update_fields is not None and set(update_fields) <= {"last_login"}:
+        return  # a login changes nothing a token stands for
+    revoke_remembered(instance.pk)
+
+
+def _password_changing(sender: Any, instance: Any, raw: bool = False, update_fields: Any = None, **kwargs: Any) -> None:
+    """A new password revokes the user's tokens, however it is saved (the
+    admin's and the web's password forms, ``changepassword``, ``set_password``
+    then ``save``): the stored hash is compared with the one being saved.
+    Django's own rehash at login (a stronger hasher, same password) is not a change."""
+    if raw or instance.pk is None or (update_fields is not None and "password" not in update_fields):
+        return
+    stored = sender._default_manager.filter(pk=instance.pk).values_list("password", flat=True).first()
+    if stored is None or stored == instance.password:
+        return
+    if update_fields is not None and set(update_fields) == {"password"} and _outdated(stored):
+        return
+    Token.objects.filter(user_id=instance.pk).delete()
+
+
+def _outdated(encoded: str) -> bool:
+    """Whether Django would rehash this stored password at the next login."""
+    try:
+        hasher = identify_hasher(encoded)
+    except ValueError:  # an unusable password
+        return False
+    return hasher.algorithm != get_hasher().algorithm or hasher.must_update(encoded)
 
 
 def connect_signals() -> None:
+    pre_save.connect(_password_changing, sender=get_user_model(), dispatch_uid="nexus.api.password_changing")
     post_delete.connect(_token_changed, sender=Token, dispatch_uid="nexus.api.token_deleted")
     post_save.connect(_token_changed, sender=Token, dispatch_uid="nexus.api.token_saved")
     post_save.connect(_user_changed, sender=get_user_model(), dispatch_uid="nexus.api.user_saved")

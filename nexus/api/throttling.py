@@ -69,3 +69,18 @@ class AnonThrottle(_FixedWindowMixin, AnonRateThrottle):
 class UserThrottle(_FixedWindowMixin, UserRateThrottle):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_USER or None
+
+
+def anonymous_wait(request: Request) -> float | None:
+    """Count a request whose credentials were refused against the anonymous
+    throttle; the wait when that exceeds the rate, else ``None``. (The
+    throttle's own key would ask ``request.user``, which is what failed.)"""
+    throttle = AnonThrottle()
+    if throttle.rate is None:
+        return None
+    ident = throttle.cache_format % {"scope": throttle.scope, "ident": throttle.get_ident(request)}
+    window = int(time.time() // throttle.duration)
+    throttle.now = time.time()
+    throttle.window_ends = (window + 1) * throttle.duration
+    count = throttle._count(throttle.cache, f"{ident}_{window}", throttle.duration + 1)
+    return throttle.wait() if count > throttle.num_requests else None

@@ -22,7 +22,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotAuthenticated, Throttled, ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,6 +31,7 @@ from rest_framework.views import APIView
 
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
+from nexus.login_limit import login_succeeded, login_wait
 from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
     AfterIdSerializer,
@@ -69,7 +71,22 @@ class AuthTokenView(ObtainAuthToken):
 
     @extend_schema(tags=["auth"], summary="Get an API token for a username and password", auth=[])
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().post(request, *args, **kwargs)
+        # Failed logins are counted by nexus.login_limit's receiver of user_login_failed.
+        data = request.data if isinstance(request.data, dict) else {}
+        username = str(data.get("username", ""))
+        wait = login_wait(request, username)
+        if wait is not None:
+            raise Throttled(wait)
+        response = super().post(request, *args, **kwargs)
+        login_succeeded(request, username)
+        return response
+
+    @extend_schema(tags=["auth"], summary="Revoke your API token (every process refuses it at once)", responses={204: None})
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @extend_schema(tags=["sessions"])

@@ -152,3 +152,90 @@ def test_anon_throttle_ignores_a_forged_forwarded_for(db, settings):
         for n in range(3)
     ]
     assert codes == [400, 400, 429]
+
+
+def test_delete_revokes_the_callers_token(owner, other_user, session):
+    client, token = token_client(owner)
+    _, others = token_client(other_user)
+    assert client.get("/api/sessions/").status_code == 200
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert client.get("/api/sessions/").status_code == 401
+    assert not Token.objects.filter(pk=token.pk).exists()
+    assert Token.objects.filter(pk=others.pk).exists()
+
+
+def test_delete_needs_a_caller(db):
+    assert APIClient().delete("/api/auth/token/").status_code == 401
+
+
+def test_a_revocation_elsewhere_is_seen_at_once(owner, session):
+    # Another process deleted the token: only the shared generation tells this one.
+    from nexus.api.authentication import generation_key
+
+    client, token = token_client(owner)
+    assert client.get("/api/sessions/").status_code == 200
+    Token.objects.filter(pk=token.pk)._raw_delete(Token.objects.db)  # no signal in this process
+    cache.set(generation_key(owner.pk), "changed elsewhere")
+    assert client.get("/api/sessions/").status_code == 401
+
+
+def test_a_remembered_token_costs_one_cache_read(owner, session):
+    client, _ = token_client(owner)
+    client.get("/api/sessions/")
+    reads = []
+    real_get = cache.get
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cache, "get", lambda *a, **k: reads.append(a[0]) or real_get(*a, **k))
+        assert client.get("/api/sessions/").status_code == 200
+    assert reads == [f"token-generation:{owner.pk}"]
+
+
+@pytest.mark.parametrize("how", ["set_password", "admin_form", "changepassword"])
+def test_a_new_password_revokes_the_users_tokens(owner, session, how, staff_user):
+    client, token = token_client(owner)
+    assert client.get("/api/sessions/").status_code == 200
+    if how == "set_password":
+        owner.set_password("another-horse-battery")
+        owner.save()
+    elif how == "admin_form":
+        from django.test import Client
+
+        browser = Client()
+        browser.force_login(staff_user)
+        response = browser.post(
+            f"/admin/auth/user/{owner.pk}/password/",
+            {"password1": "another-horse-battery", "password2": "another-horse-battery", "usable_password": "true"},
+        )
+        assert response.status_code == 302, response.content[:500]
+    else:
+        from django.contrib.auth.models import User
+
+        user = User.objects.get(pk=owner.pk)
+        user.set_password("another-horse-battery")
+        user.save(update_fields=["password"])
+    assert not Token.objects.filter(pk=token.pk).exists()
+    assert client.get("/api/sessions/").status_code == 401
+
+
+def test_a_login_or_a_rehash_keeps_the_tokens(owner, session, settings):
+    client, token = token_client(owner)
+    assert APIClient().login(username="owner", password=PASSWORD)
+    # A stronger preferred hasher: the next login rehashes the same password.
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+    ]
+    assert APIClient().login(username="owner", password=PASSWORD)
+    owner.refresh_from_db()
+    assert owner.password.startswith("pbkdf2_")
+    assert Token.objects.filter(pk=token.pk).exists()
+    assert client.get("/api/sessions/").status_code == 200
+
+
+def test_invalid_tokens_count_against_the_anonymous_throttle(db, settings):
+    settings.API_THROTTLE_ANON = "3/day"
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    codes = [client.get("/api/sessions/").status_code for _ in range(4)]
+    assert codes == [401, 401, 401, 429]
+    assert APIClient().post("/api/auth/token/", {}, format="json").status_code == 429
