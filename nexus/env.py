@@ -7,6 +7,7 @@ value stops start-up with a message a person can act on.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -100,3 +101,14 @@ def _check_range(name: str, value: float, minimum: float | None, maximum: float 
         raise ImproperlyConfigured(f"Environment variable {name}={value} must be at least {minimum}.")
     if maximum is not None and value > maximum:
         raise ImproperlyConfigured(f"Environment variable {name}={value} must be at most {maximum}.")
+
+
+def env_identifier(name: str, default: str) -> str:
+    """A name that goes into SQL as written (e.g. a text search configuration:
+    ``english``, ``pg_catalog.simple``): letters, digits and underscores."""
+    value = env_str(name, default)
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", value):
+        raise ImproperlyConfigured(
+            f"Environment variable {name}={value!r} must be a name such as english or pg_catalog.simple."
+        )
+    return value

@@ -22,6 +22,8 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
+from nexus.counters import count_in_window
+
 
 def _address(request: Any) -> str:
     # DRF's rule: X-Forwarded-For only from the API_NUM_PROXIES proxies in front.
@@ -59,12 +61,7 @@ def login_failed(request: Any, username: str) -> None:
     now = time.time()
     for key, limit in _keys(request, username):
         if limit:
-            name = _windowed(key, limit[1], now)
-            if not cache.add(name, 1, limit[1] + 1):
-                try:
-                    cache.incr(name)
-                except ValueError:  # expired meanwhile
-                    cache.set(name, 1, limit[1] + 1)
+            count_in_window(_windowed(key, limit[1], now), limit[1] + 1)
 
 
 def login_succeeded(request: Any, username: str) -> None:

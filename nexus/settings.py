@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import dj_database_url
@@ -12,6 +11,7 @@ from nexus.env import (
     env_bool,
     env_choice,
     env_float,
+    env_identifier,
     env_int,
     env_list,
     env_required,
@@ -232,18 +232,12 @@ CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # migration that creates the index reads it). CONTEXT_RETRIEVE_CANDIDATES
 # bounds the episodes ranked for one question, so a question costs the same
 # in a session of any length.
-SEARCH_CONFIG = env_str("SEARCH_CONFIG", "english")
-if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", SEARCH_CONFIG):
-    raise ImproperlyConfigured(
-        f"Environment variable SEARCH_CONFIG={SEARCH_CONFIG!r} must name a text search configuration, "
-        "e.g. english or simple."
-    )
+SEARCH_CONFIG = env_identifier("SEARCH_CONFIG", "english")
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
 # The budget of a context whose caller names none (the context endpoint, chat turns).
 CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
-# How the background runs behave. A run holds a per-session
-# lease; it must outlive one model call, or another worker could take over
-# while the first is still waiting on the model.
+# How the background runs behave. A run's per-session lease must outlive one
+# model call, or another worker could take over while the first still waits.
 SUMMARY_LEASE_SECONDS = env_int("SUMMARY_LEASE_SECONDS", 180, minimum=5)
 SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5, minimum=0)
 # Kept below the Redis visibility timeout: a countdown longer than that would

@@ -3,8 +3,8 @@
 Rates come from settings at request time (DRF's own classes read
 ``DEFAULT_THROTTLE_RATES`` once at import, so an environment value or a
 test's ``override_settings`` would be missed). Counting is a fixed window
-per caller: one ``incr`` on the cache (and an ``add`` to open each window),
-whatever the rate.
+per caller: one atomic count in the shared store per request
+(``nexus.counters``: one round trip on Redis), whatever the rate.
 DRF's sliding log keeps every timestamp of the window and pickles the whole
 list on each request, which grows with the rate itself.
 """
@@ -12,10 +12,12 @@ list on each request, which grows with the rate itself.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from nexus.counters import count_in_window
 
 if TYPE_CHECKING:  # DRF imports this module while rest_framework.views is loading
     from rest_framework.request import Request
@@ -39,23 +41,7 @@ class _FixedWindowMixin:
         self.window_ends = (window + 1) * self.duration
         self.now = now
         key = f"{ident}_{window}"
-        return self._count(self.cache, key, self.duration + 1) <= self.num_requests  # type: ignore[attr-defined]
-
-    @staticmethod
-    def _count(cache: Any, key: str, timeout: int) -> int:
-        """This request's number in the window. incr() is atomic in the cache;
-        only the first request of a window also pays for add()."""
-        try:
-            return cache.incr(key)
-        except ValueError:  # no counter yet in this window
-            pass
-        if cache.add(key, 1, timeout):
-            return 1
-        try:  # another request created it meanwhile
-            return cache.incr(key)
-        except ValueError:  # and it expired already
-            cache.set(key, 1, timeout)
-            return 1
+        return count_in_window(key, self.duration + 1) <= self.num_requests
 
     def wait(self) -> float | None:
         return max(self.window_ends - self.now, 0.0)
@@ -82,5 +68,5 @@ def anonymous_wait(request: Request) -> float | None:
     window = int(time.time() // throttle.duration)
     throttle.now = time.time()
     throttle.window_ends = (window + 1) * throttle.duration
-    count = throttle._count(throttle.cache, f"{ident}_{window}", throttle.duration + 1)
+    count = count_in_window(f"{ident}_{window}", throttle.duration + 1)
     return throttle.wait() if count > throttle.num_requests else None

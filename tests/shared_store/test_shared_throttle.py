@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import redis
 from rest_framework.test import APIClient
 
 from tests.shared_store.conftest import run_in_other_process
@@ -28,9 +29,11 @@ def test_two_processes_share_the_anonymous_count(shared_cache, settings):
 def test_two_cache_clients_share_one_counter(shared_cache):
     from django.core.cache.backends.redis import RedisCache
 
-    from nexus.api.throttling import AnonThrottle
+    from nexus.counters import count_in_window
 
-    first = RedisCache(shared_cache, {"KEY_PREFIX": "nexus-cache"})
-    second = RedisCache(shared_cache, {"KEY_PREFIX": "nexus-cache"})
-    counts = [AnonThrottle._count(cache, "throttle_anon_x_1", 60) for cache in (first, second, first)]
+    counts = [count_in_window("throttle_anon_x_1", 60) for _ in range(3)]
     assert counts == [1, 2, 3]
+    # Another client of the same cache reads the count, and it expires.
+    other = RedisCache(shared_cache, {"KEY_PREFIX": "nexus-cache"})
+    assert other.get("throttle_anon_x_1") == 3
+    assert 0 < redis.Redis.from_url(shared_cache).ttl(other.make_key("throttle_anon_x_1")) <= 60

@@ -1,0 +1,54 @@
+"""Counters in the shared store that cost one round trip.
+
+A throttle counts every API request. Django's cache API gives no atomic
+"add one, creating the key with an expiry": on Redis ``incr`` first asks
+whether the key exists (a round trip of its own) and a new window needs an
+``add`` too. On Redis this sends INCR and EXPIRE NX in one pipeline instead,
+through redis-py's documented client; on any other cache (local memory in
+the embedded default) it keeps to the cache API.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import redis
+from django.conf import settings
+from django.core.cache import cache
+
+
+def _redis_client() -> redis.Redis | None:
+    config = settings.CACHES["default"]
+    if not config["BACKEND"].endswith(".RedisCache"):
+        return None
+    return _client_for(config["LOCATION"], tuple(sorted(config.get("OPTIONS", {}).items())))
+
+
+@lru_cache(maxsize=4)
+def _client_for(location: str, options: tuple[tuple[str, object], ...]) -> redis.Redis:
+    # One client (and pool) per server; redis-py's pool notices a fork and reconnects in the child.
+    return redis.Redis.from_url(location, **dict(options))
+
+
+def count_in_window(key: str, timeout: int) -> int:
+    """Add one to the counter ``key`` (which expires ``timeout`` seconds
+    after its first count) and return its new value, atomically."""
+    client = _redis_client()
+    if client is not None:
+        full = cache.make_key(key)
+        pipe = client.pipeline(transaction=False)
+        pipe.incr(full)
+        pipe.expire(full, timeout, nx=True)
+        value, _ = pipe.execute()
+        return int(value)
+    try:
+        return cache.incr(key)
+    except ValueError:  # no counter yet in this window
+        pass
+    if cache.add(key, 1, timeout):
+        return 1
+    try:  # another request created it meanwhile
+        return cache.incr(key)
+    except ValueError:  # and it expired already
+        cache.set(key, 1, timeout)
+        return 1
