@@ -1,4 +1,4 @@
-"""Counters in the shared store that cost one round trip.
+"""Counters and marks in the shared store that cost one round trip.
 
 A throttle counts every API request. Django's cache API gives no atomic
 "add one, creating the key with an expiry": on Redis ``incr`` first asks
@@ -52,3 +52,14 @@ def count_in_window(key: str, timeout: int) -> int:
     except ValueError:  # and it expired already
         cache.set(key, 1, timeout)
         return 1
+
+
+def current_mark(key: str) -> object:
+    """The value under ``key`` as the store holds it (raw bytes on Redis),
+    to compare with an earlier read, never to decode. Read with the client
+    above: Django's Redis cache builds a new client object on every call,
+    which on the API's hot path costs more than the round trip itself."""
+    client = _redis_client()
+    if client is not None:
+        return client.get(cache.make_key(key))
+    return cache.get(key)

@@ -34,6 +34,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from nexus.api.throttling import anonymous_wait
+from nexus.counters import current_mark
 
 MAX_ENTRIES = 10_000
 _UNREAD = object()
@@ -86,14 +87,14 @@ class CachedTokenAuthentication(TokenAuthentication):
         generation: Any = _UNREAD
         if hit is not None and hit[0] > now:
             # Read before the database lookup below, so a revocation in between is not missed.
-            generation = cache.get(generation_key(hit[1].pk))
+            generation = current_mark(generation_key(hit[1].pk))
             if generation == hit[3]:
                 return hit[1], hit[2]
         user, token = super().authenticate_credentials(key)
         if generation is _UNREAD or hit[1].pk != user.pk:
             # First sight of this token: read just after the lookup (a revocation
             # landing in the instant between is seen when the entry expires).
-            generation = cache.get(generation_key(user.pk))
+            generation = current_mark(generation_key(user.pk))
         with _lock:
             _entries[key] = (now + ttl, user, token, generation)
             _entries.move_to_end(key)
