@@ -8,6 +8,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from nexus.counters import forget_leases
 from tests.factories import ChatSessionFactory, UserFactory
 
 # fake_model / fake_model_process: the fake model server (tests/fake_model_server.py).
@@ -18,10 +19,12 @@ pytest_plugins = ["tests.conftest_fake_model"]
 def _fresh_cache():
     """Each test starts with an empty cache: throttle counts, login failures,
     token marks and a row's queued regeneration must not leak into the next
-    test (ids can repeat)."""
+    test (ids can repeat), nor the throttle numbers a process holds."""
     cache.clear()
+    forget_leases()
     yield
     cache.clear()
+    forget_leases()
 
 
 @pytest.fixture
