@@ -19,6 +19,7 @@ from typing import Any
 from celery import Task, shared_task
 from django.conf import settings
 
+from nexus.after_response import after_response
 from summaries import run_state, runner, selectors
 from summaries.erasure import expired_sessions_purge, old_revisions_prune
 from summaries.inference import PermanentInferenceError, TransientInferenceError
@@ -121,6 +122,10 @@ def send_task(task: Any, *, session_pk: int, kwargs: dict[str, Any]) -> bool:
     sweep finds it later) and False is returned. Never raises. Call after
     commit: the worker may start before an open transaction commits.
     """
+    if settings.CELERY_TASK_ALWAYS_EAGER and after_response(lambda: task.apply_async(kwargs=kwargs)):
+        # No broker: the task would run right here, inside the request; it runs
+        # once the response has been sent instead.
+        return True
     try:
         # A short publish retry: a broker outage must not hold up a web request.
         task.apply_async(

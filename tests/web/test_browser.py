@@ -23,6 +23,7 @@ from summaries.models import Summary
 from summaries.pages import HISTORY_PAGE_SIZE
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
 from tests.fake_model_server import closed_port_url
+from tests.process_support import wait_for
 from tests.web.conftest import PASSWORD, PHONE, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -257,7 +258,10 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
         f"{live_server.url}/api/sessions/{session.uuid}/summarize/", headers={"X-CSRFToken": csrf}
     )
     assert answer.status == 202, answer.text()
-    summary = Summary.objects.get(session=session)
+    # Without a broker the run goes once the 202 has been sent.
+    summary = wait_for(
+        lambda: Summary.objects.filter(session=session).first(), timeout=20, message="the summary row"
+    )
 
     # Coming back to the tab polls at once (otherwise the next idle poll would).
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")

@@ -1,0 +1,53 @@
+"""Work a request asks for, run once its response has been sent.
+
+The embedded default has no broker: Celery runs a task in the process that
+sends it. Sent from inside a request, a summarization run would then make
+its model calls before the response goes out (a bulk write of 500 episodes,
+dozens of calls). ``after_response`` keeps such work for the end of the
+request: Django's ``request_started`` opens the list, and its
+``request_finished`` (sent when the server closes the response, after its
+last byte) runs it, in the same thread. Signals rather than a middleware:
+the list costs the view no stack frames. Outside a request the caller runs
+the work at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from django.core.signals import request_finished, request_started
+
+logger = logging.getLogger("nexus.after_response")
+
+_pending: ContextVar[list[Callable[[], Any]] | None] = ContextVar("nexus_after_response", default=None)
+
+
+def after_response(work: Callable[[], Any]) -> bool:
+    """Keep ``work`` for when the current response has been sent; False
+    outside a request (the caller then runs it itself)."""
+    pending = _pending.get()
+    if pending is None:
+        return False
+    pending.append(work)
+    return True
+
+
+def _open(**kwargs: Any) -> None:
+    _pending.set([])
+
+
+def _run_pending(**kwargs: Any) -> None:
+    pending = _pending.get()
+    _pending.set(None)
+    for work in pending or ():
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the response is gone; what failed is logged, the next one runs
+            logger.exception("work after the response failed")
+
+
+request_started.connect(_open, dispatch_uid="nexus.after_response.open")
+request_finished.connect(_run_pending, dispatch_uid="nexus.after_response")
