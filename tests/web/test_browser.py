@@ -462,7 +462,12 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
     )
     # The row was not curated, so it is updated cumulatively: its range grows
     # and its text now quotes later episodes' markup too.
-    row = Summary.objects.get(session=session)
+    # Without a broker the run goes once the turn's stream has been sent.
+    row = wait_for(
+        lambda: Summary.objects.filter(session=session, last_episode_id__gt=episodes[4].pk).first(),
+        timeout=20,
+        message="the cumulative update",
+    )
     assert row.last_episode_id > episodes[4].pk
     card = page.locator("#summary-cards .summary-card")
     expect(card.locator(".summary-range")).to_have_text(f"Episodes {episodes[0].pk}–{row.last_episode_id}")
