@@ -14,9 +14,9 @@ from django.db.models.functions import Coalesce, Greatest
 from django.db.models.signals import post_save
 from django.utils import timezone
 
+from sessions_app.access import changes_all_sessions
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
 from sessions_app.models import ChatSession, Episode
-from sessions_app.access import changes_all_sessions
 from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens

@@ -93,11 +93,6 @@ def session_gate(session_pk: int) -> Gate | None:
     return None if row is None else _gate_from(dict(zip(_GATE_COLUMNS, row)))
 
 
-def gate_for_run(session_pk: int) -> Gate | None:
-    """The gate as a run reads it (the last episode id bounds what it folds)."""
-    return session_gate(session_pk)
-
-
 def _gate_from(values: dict[str, Any]) -> Gate:
     return Gate(
         session_pk=values["pk"],
@@ -150,8 +145,8 @@ def tail_for_chunk(
 
 def pending_episode_count(session_pk: int) -> int:
     """Episodes not yet folded into a summary: the session's counter less the chain's coverage."""
-    value = _gate_queryset([session_pk]).values_list("pending", flat=True).first()
-    return max(0, value or 0)
+    gate = session_gate(session_pk)
+    return gate.pending_episodes if gate else 0
 
 
 class SummarizationStatus(TypedDict):

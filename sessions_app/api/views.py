@@ -21,8 +21,8 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, status
-from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotAuthenticated, Throttled, ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request

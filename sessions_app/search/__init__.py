@@ -112,7 +112,8 @@ def rank_session(
         found = len(probed.get(term, ()))
         return found if found < cap else max(found, estimate)
 
-    idf = {term: math.log(1 + (total - frequency(term) + 0.5) / (frequency(term) + 0.5)) for term in terms}
+    df = {term: frequency(term) for term in terms}
+    idf = {term: math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) for term in terms}
     candidates = _candidates(window, probed, rare, idf, cap)
     average = total_tokens / total if total_tokens else 1.0
     excluded = set(exclude_ids)

@@ -20,8 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.pagination import MAX_ID, IdCursorPagination
-from sessions_app.api.views import UUID_PARAM
 from sessions_app.access import has_staff_permission
+from sessions_app.api.views import UUID_PARAM
 from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession
 from sessions_app.selectors import session_for_user

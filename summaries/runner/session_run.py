@@ -82,7 +82,7 @@ def run_session(
         session_uuid = session_uuid_of(session_pk)
     try:
         while True:
-            gate = selectors.gate_for_run(session_pk)
+            gate = selectors.session_gate(session_pk)
             if gate is None:
                 result.outcome = RunOutcome.GONE
                 return result
