@@ -9,6 +9,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from nexus.counters import forget_leases
+from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
 
 # fake_model / fake_model_process: the fake model server (tests/fake_model_server.py).
@@ -19,12 +20,15 @@ pytest_plugins = ["tests.conftest_fake_model"]
 def _fresh_cache():
     """Each test starts with an empty cache: throttle counts, login failures,
     token marks and a row's queued regeneration must not leak into the next
-    test (ids can repeat), nor the throttle numbers a process holds."""
+    test (ids can repeat), nor the throttle numbers a process holds, nor the
+    episode vectors it keeps."""
     cache.clear()
     forget_leases()
+    forget_vectors()
     yield
     cache.clear()
     forget_leases()
+    forget_vectors()
 
 
 @pytest.fixture

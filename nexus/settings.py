@@ -230,10 +230,11 @@ CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # Full-text search of episodes (sessions_app.search). SEARCH_CONFIG is the
 # PostgreSQL text search configuration the index is built with (the
 # migration that creates the index reads it). CONTEXT_RETRIEVE_CANDIDATES
-# bounds the episodes ranked for one question, so a question costs the same
-# in a session of any length.
+# bounds the episodes ranked for one question, so a question costs the same in a session of any
+# length; CONTEXT_SEMANTIC_CANDIDATES, the newest compared by meaning (sessions_app.semantic; 0: off).
 SEARCH_CONFIG = env_identifier("SEARCH_CONFIG", "english")
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
+CONTEXT_SEMANTIC_CANDIDATES = env_int("CONTEXT_SEMANTIC_CANDIDATES", 5000, minimum=0, maximum=50_000)
 # The budget of a context whose caller names none (the context endpoint, chat turns).
 CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
 # How the background runs behave. A run's per-session lease must outlive one

@@ -65,3 +65,23 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return f"Episode {self.pk} of session {self.session_id}"
+
+
+class EpisodeVector(models.Model):
+    """An episode's meaning as a unit vector (``sessions_app.semantic``), so
+    an earlier exchange can be found by a question that shares none of its words.
+
+    Written after the episode, by a task; an episode without one is still
+    found by the full-text index. The id is the episode's and no foreign key
+    points at it: the session's delete cascades here in one statement, as
+    episodes go only with their session.
+    """
+
+    episode_id = models.BigIntegerField(primary_key=True)
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
+    token_count = models.PositiveIntegerField()
+    # float16, little-endian: half the size of float32 and no loss a cosine notices.
+    vector = models.BinaryField()
+
+    class Meta:
+        indexes = [models.Index(fields=["session", "episode_id"], name="episode_vector_session_idx")]

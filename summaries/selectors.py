@@ -37,6 +37,7 @@ class Gate:
     pending_episodes: int  # episodes after covered_through
     state: str | None  # None: the session has no state row yet
     last_episode_id: int | None = None
+    episode_count: int = 0
 
     @property
     def enough_new_episodes(self) -> bool:
@@ -63,7 +64,10 @@ def _gate_queryset(session_pks: QuerySet | list[int] | None = None) -> QuerySet:
     )
 
 
-_GATE_COLUMNS = ("pk", "cached_total_tokens", "covered_through", "pending", "st_state", "cached_last_episode_id")
+_GATE_COLUMNS = (
+    "pk", "cached_total_tokens", "covered_through", "pending", "st_state", "cached_last_episode_id",
+    "cached_episode_count",
+)  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +79,7 @@ def _gate_sql() -> str:
     return f"""
         SELECT s."id", s."cached_total_tokens", COALESCE(st."covered_through", 0),
                s."cached_episode_count" - COALESCE(st."covered_episodes", 0), st."state",
-               s."cached_last_episode_id"
+               s."cached_last_episode_id", s."cached_episode_count"
           FROM "{session}" s LEFT JOIN "{state}" st ON st."session_id" = s."id"
          WHERE s."id" = %s
     """
@@ -101,6 +105,7 @@ def _gate_from(values: dict[str, Any]) -> Gate:
         pending_episodes=max(0, values["pending"] or 0),
         state=values["st_state"],
         last_episode_id=values["cached_last_episode_id"],
+        episode_count=values["cached_episode_count"],
     )
 
 

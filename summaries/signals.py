@@ -1,10 +1,14 @@
-"""Signal receivers: they only trigger; the logic lives in summaries.triggers."""
+"""Signal receivers: they only trigger; the logic lives in summaries.triggers
+(and, for the episodes' vectors, in sessions_app.semantic.tasks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
+
 from sessions_app.models import Episode
+from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries.triggers import request_run
 
 
@@ -26,3 +30,6 @@ def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any)
     its session due for a summary: one request for the whole batch, checked
     after commit like a single write's."""
     request_run(session_pk=session_pk)
+    episodes = kwargs.get("episodes") or ()
+    if embedding_due(len(episodes), written=len(episodes)):
+        transaction.on_commit(lambda: queue_embedding(session_pk), robust=True)

@@ -19,7 +19,7 @@ from typing import Any
 from celery import Task, shared_task
 from django.conf import settings
 
-from nexus.after_response import after_response
+from nexus.dispatch import dispatch
 from summaries import run_state, runner, selectors
 from summaries.erasure import expired_sessions_purge, old_revisions_prune
 from summaries.inference import PermanentInferenceError, TransientInferenceError
@@ -122,17 +122,8 @@ def send_task(task: Any, *, session_pk: int, kwargs: dict[str, Any]) -> bool:
     sweep finds it later) and False is returned. Never raises. Call after
     commit: the worker may start before an open transaction commits.
     """
-    if settings.CELERY_TASK_ALWAYS_EAGER and after_response(lambda: task.apply_async(kwargs=kwargs)):
-        # No broker: the task would run right here, inside the request; it runs
-        # once the response has been sent instead.
-        return True
     try:
-        # A short publish retry: a broker outage must not hold up a web request.
-        task.apply_async(
-            kwargs=kwargs,
-            retry=True,
-            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
-        )
+        dispatch(task, kwargs)
     except Exception as exc:  # noqa: BLE001 - kombu raises many kinds for an unreachable broker
         logger.warning(
             "summarization enqueue failed",

@@ -26,6 +26,7 @@ from asgiref.local import Local
 from django.db import transaction
 
 from sessions_app.models import ChatSession
+from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
 from summaries.models import Summary
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
@@ -119,7 +120,12 @@ def request_run_now(*, session_pk: int, force: bool = False) -> bool:
     """The gate and the send, now; True when a run was sent. Call outside any
     transaction (the worker may start before an open one commits)."""
     gate = selectors.session_gate(session_pk)
-    if gate is None or not (force or gate.fires):
+    if gate is None:
+        return False
+    # The same counters say when the new episodes' vectors are due: no query of their own.
+    if embedding_due(gate.episode_count):
+        queue_embedding(session_pk)
+    if not (force or gate.fires):
         return False
     if force:
         return queue_run(session_pk=session_pk, force=True)

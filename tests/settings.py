@@ -23,3 +23,6 @@ STORAGES = {
 }
 # The test client speaks plain HTTP.
 SECURE_SSL_REDIRECT = False
+# Encoding every episode a test writes would slow the whole suite down; the
+# tests of retrieval by meaning turn it on (the ``semantic`` fixture).
+CONTEXT_SEMANTIC_CANDIDATES = 0

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sessions_app.models import ChatSession, Episode
-from sessions_app.search import EmptyQuery, Hit, rank_session
+from sessions_app.retrieval import rank_for_question
+from sessions_app.search import Hit
 from summaries.context.layout import Exchange
 from summaries.models import Summary
 
@@ -66,19 +67,9 @@ def uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -
 
 
 def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
-    """The older episodes that rank highest for the question, best first;
-    none for a question with nothing to search for."""
-    try:
-        return rank_session(
-            session_pk=session.pk,
-            episode_count=session.cached_episode_count,
-            total_tokens=session.cached_total_tokens,
-            text=question,
-            limit=RETRIEVED_MAX,
-            exclude_ids=exclude_ids,
-        )
-    except EmptyQuery:
-        return []
+    """The older episodes that rank highest for the question, best first
+    (``sessions_app.retrieval``: by words and by meaning)."""
+    return rank_for_question(session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids)
 
 
 def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchange, datetime]]:

@@ -1,0 +1,25 @@
+"""Finding earlier exchanges by what they mean, not only by the words they share.
+
+A question is often asked in other words than the fact was told ("what do I
+type to get online at the lake house?" for "the wifi password at the cabin
+is ..."): the full-text index (``sessions_app.search``) cannot see that. Each
+episode also gets a vector from a small sentence encoder
+(``sessions_app.semantic.encoder``), written by a task after the episode
+(``embed_pending``); ``nearest`` finds the episodes closest to a question's
+vector among the session's newest ``CONTEXT_SEMANTIC_CANDIDATES``.
+``CONTEXT_SEMANTIC_CANDIDATES = 0`` turns this off: no vectors are written and
+retrieval is full-text alone.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from sessions_app.semantic.neighbours import Neighbour, nearest, question_vector
+from sessions_app.semantic.store import embed_pending
+
+__all__ = ["Neighbour", "embed_pending", "enabled", "nearest", "question_vector"]
+
+
+def enabled() -> bool:
+    return settings.CONTEXT_SEMANTIC_CANDIDATES > 0

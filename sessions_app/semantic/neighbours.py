@@ -1,0 +1,139 @@
+"""The episodes of a session closest in meaning to a question.
+
+Cost is bounded whatever the session's length: only the newest
+``CONTEXT_SEMANTIC_CANDIDATES`` vectors are compared, and those are kept in
+this process between questions (``SessionVectors``), so a question reads
+only the vectors written since the last one: one probe of the
+``(session, episode)`` index, usually returning nothing. Keeping them is
+safe because vectors never change, and episodes go only with their session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+
+from sessions_app.models import EpisodeVector
+from sessions_app.semantic.encoder import encoder
+from sessions_app.semantic.vectors import to_matrix
+
+#: Vectors kept in this process, all sessions together (about 1.5 KB each).
+CACHE_ROWS = 50_000
+#: A question longer than this is cut before it is encoded (the encoder
+#: reads 256 word pieces at most anyway).
+QUESTION_CHARACTERS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    episode_id: int
+    similarity: float
+    token_count: int
+
+
+@dataclass(slots=True)
+class SessionVectors:
+    ids: np.ndarray  # int64, oldest first
+    tokens: np.ndarray  # int64
+    matrix: np.ndarray  # float32, one row per id
+
+    @property
+    def newest(self) -> int:
+        return int(self.ids[-1]) if len(self.ids) else 0
+
+
+_cache: OrderedDict[int, SessionVectors] = OrderedDict()
+_lock = threading.Lock()
+
+
+def question_vector(question: str) -> np.ndarray:
+    return encoder().encode([question[:QUESTION_CHARACTERS]])[0]
+
+
+def nearest(
+    *,
+    session_pk: int,
+    newest_episode_id: int | None,
+    vector: np.ndarray,
+    limit: int,
+    scan: int,
+    exclude_ids: Iterable[int] = (),
+) -> list[Neighbour]:
+    """At most ``limit`` episodes among the session's newest ``scan`` with a
+    vector, closest to ``vector`` first. ``newest_episode_id`` is the
+    session's counter: a kept copy newer than it belongs to an earlier
+    session with the same id (SQLite reuses ids after a rollback) and is dropped."""
+    known = _session_vectors(session_pk, newest_episode_id, scan)
+    if not len(known.ids) or limit <= 0:
+        return []
+    similarity = known.matrix @ vector.astype(np.float32)
+    excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
+    similarity[excluded] = -np.inf
+    count = min(limit, int((~excluded).sum()))
+    if count <= 0:
+        return []
+    best = np.argpartition(-similarity, count - 1)[:count]
+    best = best[np.argsort(-similarity[best], kind="stable")]
+    return [Neighbour(int(known.ids[i]), float(similarity[i]), int(known.tokens[i])) for i in best]
+
+
+def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:
+    with _lock:
+        kept = _cache.pop(session_pk, None)
+    if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
+        kept = None
+    after = kept.newest if kept is not None else 0
+    ids, tokens, blobs = _read_newest(session_pk, after=after, limit=scan)
+    fresh = SessionVectors(np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), to_matrix(blobs))
+    if kept is None:
+        known = fresh
+    else:
+        known = SessionVectors(
+            np.concatenate([kept.ids, fresh.ids])[-scan:],
+            np.concatenate([kept.tokens, fresh.tokens])[-scan:],
+            np.concatenate([kept.matrix, fresh.matrix])[-scan:],
+        )
+    with _lock:
+        _cache[session_pk] = known
+        while sum(len(v.ids) for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
+            _cache.popitem(last=False)
+    return known
+
+
+def _read_newest(session_pk: int, *, after: int, limit: int) -> tuple[list[int], list[int], list[bytes]]:
+    """The newest ``limit`` vectors of the session with an id above ``after``, oldest first.
+
+    Row comparisons on ``(session_id, episode_id)``, ordered by both: the
+    same reason as ``sessions_app.querysets.session_range`` (only that
+    index serves it, never a walk of the primary key)."""
+    table = EpisodeVector._meta.db_table
+    sql = (
+        f'SELECT "episode_id", "token_count", "vector" FROM "{table}" '
+        f'WHERE ("session_id", "episode_id") > (%s, %s) AND ("session_id", "episode_id") <= (%s, %s) '
+        f'ORDER BY "session_id" DESC, "episode_id" DESC LIMIT %s'
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [session_pk, after, session_pk, 2**63 - 1, limit])
+        rows = cursor.fetchall()
+    rows.reverse()
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+def newest_vector_id(session_pk: int) -> int:
+    ids, _, _ = _read_newest(session_pk, after=0, limit=1)
+    return ids[0] if ids else 0
+
+
+def forget(session_pk: int | None = None) -> None:
+    """Drop what this process keeps (of one session, or of all)."""
+    with _lock:
+        if session_pk is None:
+            _cache.clear()
+        else:
+            _cache.pop(session_pk, None)
+

@@ -1,0 +1,58 @@
+"""Writing the vectors of a session's episodes that have none yet."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+
+from sessions_app.models import Episode, EpisodeVector
+from sessions_app.semantic.encoder import encoder
+from sessions_app.semantic.neighbours import newest_vector_id
+from sessions_app.semantic.vectors import to_bytes
+
+logger = logging.getLogger("nexus.semantic")
+
+#: Episodes encoded per batch (one INSERT each): a batch is a fraction of a
+#: second of the encoder's time, so a run gives way often.
+BATCH = 16
+#: The encoder reads at most 256 word pieces; cutting the text first keeps a
+#: 100,000-character message from costing more than a short one to tokenize.
+TEXT_CHARACTERS = 2000
+
+
+def episode_text(user_input: str, response: str) -> str:
+    return f"{user_input[:TEXT_CHARACTERS]}\n{response[:TEXT_CHARACTERS]}"
+
+
+def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
+    """Encode the session's episodes newer than its newest vector, oldest
+    first, at most ``limit``; the number written.
+
+    Vectors are written in id order, so "newer than the newest vector" is
+    exactly what is missing, and finding it is one index probe. Two runs at
+    once write the same rows; the second's are ignored. A session deleted
+    meanwhile ends the run.
+    """
+    written = 0
+    while written < limit:
+        rows = list(
+            Episode.objects.after(session_pk, newest_vector_id(session_pk)).values_list(
+                "pk", "user_input", "response", "token_count"
+            )[: min(BATCH, limit - written)]
+        )
+        if not rows:
+            break
+        matrix = encoder().encode([episode_text(user_input, response) for _, user_input, response, _ in rows])
+        vectors = [
+            EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(vector))
+            for (pk, _, _, tokens), vector in zip(rows, matrix, strict=True)
+        ]
+        try:
+            with transaction.atomic():
+                EpisodeVector.objects.bulk_create(vectors, ignore_conflicts=True)
+        except IntegrityError:
+            logger.info("session gone while its episodes were encoded", extra={"session_pk": session_pk})
+            break
+        written += len(vectors)
+    return written

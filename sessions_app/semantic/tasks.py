@@ -1,0 +1,53 @@
+"""The task that writes a session's missing vectors, and when to send it."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from nexus.dispatch import dispatch
+from sessions_app.semantic import enabled
+from sessions_app.semantic.store import embed_pending
+
+logger = logging.getLogger("nexus.semantic")
+
+#: A single write sends the task when the session's episode count is a
+#: multiple of this: the newest episodes are in the context's recent window
+#: anyway (CONTEXT_RECENT_EPISODES, 8), which retrieval never draws from, so
+#: their vectors can wait for a few more writes and be encoded together,
+#: and a write pays for the publish only once in this many.
+EVERY = 4
+#: Episodes one task encodes at most before it sends the next for the rest.
+RUN_LIMIT = 500
+
+
+@shared_task(name="sessions_app.semantic.tasks.embed_session", acks_late=True, ignore_result=True)
+def embed_session(session_pk: int) -> int:
+    written = embed_pending(session_pk, limit=RUN_LIMIT)
+    if written >= RUN_LIMIT:
+        queue_embedding(session_pk)
+    return written
+
+
+def embedding_due(episode_count: int, *, written: int = 1) -> bool:
+    """Whether a transaction that wrote ``written`` episodes, leaving the
+    session with ``episode_count``, sends the task (see ``EVERY``)."""
+    if not enabled() or episode_count <= 0:
+        return False
+    return written > 1 or episode_count % EVERY == 0
+
+
+def queue_embedding(session_pk: int) -> bool:
+    """Send ``embed_session`` for the session (after the response, with no
+    broker); False, logged, when the broker cannot be reached: the next
+    write that is due sends it again. Never raises."""
+    try:
+        dispatch(embed_session, {"session_pk": session_pk})
+    except Exception as exc:  # noqa: BLE001 - kombu raises many kinds for an unreachable broker
+        logger.warning(
+            "embedding enqueue failed",
+            extra={"session_pk": session_pk, "error": f"{type(exc).__name__}: {exc}"},
+        )
+        return False
+    return True

@@ -1,0 +1,103 @@
+"""Episode vectors: written by the task after the writes, read within a bound,
+gone with their session."""
+
+from __future__ import annotations
+
+import pytest
+from sessions_app.models import EpisodeVector
+from sessions_app.semantic import embed_pending, nearest, question_vector
+from sessions_app.semantic.neighbours import forget
+from sessions_app.services import episodes_bulk_create
+from sessions_app.semantic.tasks import EVERY
+from tests.factories import ChatSessionFactory, EpisodeFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def exchange(n: int) -> dict[str, str]:
+    return {"user_input": f"Small talk number {n} about the weather.", "response": f"Reply {n}: mild and dry."}
+
+
+def test_embed_pending_writes_what_is_missing_in_id_order_and_only_once(session):
+    episodes = episodes_bulk_create(session=session, items=[exchange(n) for n in range(5)])
+    assert embed_pending(session.pk, limit=3) == 3
+    assert embed_pending(session.pk) == 2
+    assert embed_pending(session.pk) == 0
+    stored = list(EpisodeVector.objects.filter(session=session).order_by("episode_id"))
+    assert [v.episode_id for v in stored] == [e.pk for e in episodes]
+    assert [v.token_count for v in stored] == [e.token_count for e in episodes]
+    assert all(len(bytes(v.vector)) == 384 * 2 for v in stored)
+
+
+def test_nearest_ranks_by_meaning_excludes_and_is_bounded(session):
+    items = [exchange(n) for n in range(12)]
+    items[2] = {"user_input": "The wifi password at the cabin is heron42.", "response": "Noted."}
+    episodes = episodes_bulk_create(session=session, items=items)
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    vector = question_vector("What do I type to get online at the lake house?")
+
+    def ask(**kwargs):
+        found = nearest(session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector, **kwargs)
+        return [n.episode_id for n in found]
+
+    assert ask(limit=3, scan=100)[0] == episodes[2].pk
+    assert len(ask(limit=3, scan=100)) == 3
+    assert episodes[2].pk not in ask(limit=3, scan=100, exclude_ids=[episodes[2].pk])
+    # Only the newest ``scan`` vectors are compared: the fact is older than that.
+    forget()
+    assert set(ask(limit=20, scan=5)) == {e.pk for e in episodes[-5:]}
+
+
+def test_the_kept_copy_picks_up_new_vectors_and_drops_a_stale_one(session):
+    first = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3)])
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    vector = question_vector("weather")
+
+    def ids(newest):
+        return {n.episode_id for n in nearest(session_pk=session.pk, newest_episode_id=newest, vector=vector, limit=50, scan=100)}
+
+    assert ids(session.cached_last_episode_id) == {e.pk for e in first}
+    more = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3, 5)])
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    assert ids(session.cached_last_episode_id) == {e.pk for e in first + more}
+    # A counter older than what is kept means the kept copy is not this session's: read again.
+    EpisodeVector.objects.filter(episode_id=more[-1].pk).delete()
+    assert ids(first[-1].pk) == {e.pk for e in first + more[:-1]}
+
+
+def test_vectors_go_with_their_session(session, api_client):
+    episodes_bulk_create(session=session, items=[exchange(n) for n in range(4)])
+    embed_pending(session.pk)
+    kept = ChatSessionFactory(owner=session.owner)
+    EpisodeFactory(session=kept)
+    embed_pending(kept.pk)
+    response = api_client.delete(f"/api/sessions/{session.uuid}/")
+    assert response.status_code == 204
+    assert not EpisodeVector.objects.filter(session_id=session.pk).exists()
+    assert EpisodeVector.objects.filter(session_id=kept.pk).count() == 1
+
+
+def post(api_client, url, body, commits):
+    with commits(execute=True):
+        response = api_client.post(url, body, format="json")
+    assert response.status_code == 201
+    return EpisodeVector.objects.filter(session__uuid=url.split("/")[3]).count()
+
+
+def test_api_writes_embed_after_the_response(semantic, session, api_client, django_capture_on_commit_callbacks):
+    url = f"/api/sessions/{session.uuid}/episodes/"
+    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(EVERY)]
+    # Every EVERY-th single write sends the task, which encodes all that is
+    # missing; with no broker it runs once the response has been sent.
+    assert counts == [0] * (EVERY - 1) + [EVERY]
+    assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == EVERY + 3
+
+
+def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(session, api_client, django_capture_on_commit_callbacks):
+    url = f"/api/sessions/{session.uuid}/episodes/"
+    for n in range(EVERY):
+        post(api_client, url, exchange(n), django_capture_on_commit_callbacks)
+    assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == 0
