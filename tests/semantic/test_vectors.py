@@ -4,7 +4,7 @@ gone with their session."""
 from __future__ import annotations
 
 import pytest
-from sessions_app.models import EpisodeVector
+from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import embed_pending, nearest, question_vector
 from sessions_app.semantic.neighbours import forget
 from sessions_app.services import episodes_bulk_create
@@ -101,3 +101,31 @@ def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(session, api_client
     for n in range(EVERY):
         post(api_client, url, exchange(n), django_capture_on_commit_callbacks)
     assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == 0
+
+
+def test_erasing_a_users_memory_removes_their_vectors_and_keeps_others(session, other_user):
+    from summaries.erasure import user_memory_erase
+
+    episodes_bulk_create(session=session, items=[exchange(n) for n in range(3)])
+    embed_pending(session.pk)
+    theirs = ChatSessionFactory(owner=other_user)
+    episodes_bulk_create(session=theirs, items=[exchange(n) for n in range(2)])
+    embed_pending(theirs.pk)
+    user_memory_erase(user=session.owner)
+    assert not EpisodeVector.objects.filter(session_id=session.pk).exists()
+    assert EpisodeVector.objects.filter(session=theirs).count() == 2
+
+
+def test_a_session_deleted_while_its_episodes_are_encoded_ends_the_run(session, monkeypatch):
+    from sessions_app.semantic import store
+
+    episodes_bulk_create(session=session, items=[exchange(n) for n in range(3)])
+    real_encoder = store.encoder
+
+    def encoder_then_delete():
+        ChatSession.objects.filter(pk=session.pk).delete()
+        return real_encoder()
+
+    monkeypatch.setattr(store, "encoder", encoder_then_delete)
+    assert embed_pending(session.pk) == 0
+    assert not EpisodeVector.objects.exists()

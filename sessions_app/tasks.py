@@ -1,0 +1,5 @@
+"""The app's Celery tasks, where ``autodiscover_tasks`` looks for them."""
+
+from sessions_app.semantic.tasks import embed_session
+
+__all__ = ["embed_session"]
