@@ -7,9 +7,10 @@ because a BM25 score and a cosine share no scale. Meaning leads and words
 follow at half weight. Questions are usually asked in other words than the
 fact was told, which only meaning sees; words still find what a sentence
 vector blurs (a name, a code, a rare term), and lift an exchange both agree
-on. Measured on bench/memory_recall.py (answer words found at 1,000 / 2,000 /
-4,000 tokens, ranking alone): words 0.40 / 0.43 / 0.46, meaning 0.73 / 0.79 /
-0.90, equal weights 0.57 / 0.67 / 0.82, words at half 0.73 / 0.82 / 0.87.
+on. Measured by bench/retrieval_rankings.py (answer words found at 1,000 /
+2,000 / 4,000 tokens, ranking alone, on bench/memory_recall.py's set): words
+0.40 / 0.43 / 0.46, meaning 0.73 / 0.78 / 0.89, equal weights 0.57 / 0.65 /
+0.82, words at half 0.73 / 0.81 / 0.87.
 """
 
 from __future__ import annotations

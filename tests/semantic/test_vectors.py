@@ -129,3 +129,24 @@ def test_a_session_deleted_while_its_episodes_are_encoded_ends_the_run(session, 
     monkeypatch.setattr(store, "encoder", encoder_then_delete)
     assert embed_pending(session.pk) == 0
     assert not EpisodeVector.objects.exists()
+
+
+def test_the_embed_episodes_command_fills_in_history(semantic, session, other_user):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    episodes_bulk_create(session=session, items=[exchange(n) for n in range(3)])
+    theirs = ChatSessionFactory(owner=other_user)
+    episodes_bulk_create(session=theirs, items=[exchange(n) for n in range(2)])
+    call_command("embed_episodes", "--session", str(theirs.uuid))
+    assert EpisodeVector.objects.filter(session=theirs).count() == 2
+    assert not EpisodeVector.objects.filter(session=session).exists()
+    call_command("embed_episodes")
+    assert EpisodeVector.objects.count() == 5
+    with pytest.raises(CommandError, match="No session"):
+        call_command("embed_episodes", "--session", "00000000-0000-0000-0000-000000000000")
+    with pytest.raises(CommandError, match="not a session uuid"):
+        call_command("embed_episodes", "--session", "nope")
+    semantic.CONTEXT_SEMANTIC_CANDIDATES = 0
+    with pytest.raises(CommandError, match="CONTEXT_SEMANTIC_CANDIDATES"):
+        call_command("embed_episodes")

@@ -1,0 +1,94 @@
+"""Which ranking of earlier exchanges keeps the most: words, meaning, or both?
+
+The conversations of bench/memory_recall.py (bench/recall_data.py), without
+the API: for every question, each ranking orders all the conversation's
+exchanges, the best are taken, oldest first with their dates, as many as fit
+the budget (the same ``fit``, ``render`` and ``recall`` as memory_recall.py),
+and the answer words found are averaged. Rankings:
+
+- words: BM25 over the exchanges (memory_recall.py's);
+- meaning: cosine of the production encoder's vectors (sessions_app.semantic);
+- fused: reciprocal rank fusion (K 60) with the words' list at weights
+  1, 0.5 and 0.3, as sessions_app.retrieval fuses them.
+
+This is how the weights of sessions_app.retrieval were chosen; the held-out
+benchmark decides, not this set.
+
+    .venv/bin/python bench/retrieval_rankings.py [--conversations 4] [--exchanges 320] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nexus.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+
+from bench.memory_recall import BUDGETS, Bm25, dated_pair, fit, recall, render, terms  # noqa: E402
+from bench.recall_data import make_conversations  # noqa: E402
+from sessions_app.semantic.encoder import encoder  # noqa: E402
+from sessions_app.semantic.store import episode_text  # noqa: E402
+from sessions_app.tokens import count_tokens  # noqa: E402
+
+K = 60
+WORD_WEIGHTS = (1.0, 0.5, 0.3)
+
+
+def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> list[int]:
+    scores: dict[int, float] = {}
+    for rank, index in enumerate(by_words):
+        scores[index] = words_weight / (K + rank)
+    for rank, index in enumerate(by_meaning):
+        scores[index] = scores.get(index, 0.0) + 1.0 / (K + rank)
+    return sorted(scores, key=lambda i: (-scores[i], -i))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=int, default=4)
+    parser.add_argument("--exchanges", type=int, default=320)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    results: dict[tuple[str, int], list[float]] = {}
+    started = time.perf_counter()
+    for conversation in make_conversations(args.seed, args.conversations, args.exchanges):
+        exchanges = conversation.exchanges
+        vectors = encoder().encode([episode_text(e.user_input, e.response) for e in exchanges])
+        tokens = [count_tokens(dated_pair(e)) for e in exchanges]
+        bm25 = Bm25.over(exchanges)
+        for question in conversation.questions:
+            similarity = vectors @ encoder().encode([question.text])[0]
+            by_meaning = [int(i) for i in np.argsort(-similarity, kind="stable")]
+            # Only exchanges holding a word of the question, as the index returns them.
+            asked = set(terms(question.text))
+            by_words = [i for i in bm25.ranking(question.text) if bm25.documents[i].keys() & asked]
+            rankings = {"words (BM25)": bm25.ranking(question.text), "meaning": by_meaning}
+            for weight in WORD_WEIGHTS:
+                rankings[f"fused, words at {weight:g}"] = fused(by_meaning, by_words, weight)
+            for name, ranking in rankings.items():
+                for budget in BUDGETS:
+                    chosen = fit(question.text, ranking, tokens, budget)
+                    context = render(question.text, [exchanges[i] for i in sorted(chosen)])
+                    results.setdefault((name, budget), []).append(recall(question, context))
+
+    print(f"answer words found, ranking alone ({time.perf_counter() - started:.0f} s)")
+    print(f"{'ranking':<24}" + "".join(f"{b:>8,}" for b in BUDGETS))
+    for name in dict.fromkeys(name for name, _ in results):
+        print(f"{name:<24}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in BUDGETS))
+
+
+if __name__ == "__main__":
+    main()
