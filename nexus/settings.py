@@ -17,6 +17,7 @@ from nexus.env import (
     env_required,
     env_str,
 )
+from nexus.logging import logging_settings
 from nexus.store_settings import cache_settings, count_per_window, throttle_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -334,16 +335,4 @@ CACHE_URL, CACHES = cache_settings(CELERY_BROKER_URL)
 # User text (messages, replies, summaries) stays out of logs unless LOG_CONTENT=1.
 LOG_FORMAT = env_choice("LOG_FORMAT", "plain", ("plain", "json"))
 LOG_CONTENT = env_bool("LOG_CONTENT", False)
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"content": {"()": "nexus.logging.ContentFilter"}},
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "nexus.logging.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["content"]}
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
-}
+LOGGING = logging_settings(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
