@@ -14,6 +14,7 @@ from nexus.env import (
     env_identifier,
     env_int,
     env_list,
+    env_optional_int,
     env_required,
     env_str,
 )
@@ -249,6 +250,9 @@ SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimu
 # A session queued longer than this lost its message (broker restart): re-enqueue.
 SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
 SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
+# Model calls (utility and chat, not the offline backend's) per user per
+# rolling hour; unset or empty: no cap (summaries.model_cap).
+UTILITY_CALLS_PER_USER_HOUR = env_optional_int("UTILITY_CALLS_PER_USER_HOUR", minimum=1)
 
 # --- Retention ----------------------------------------------------------------
 
