@@ -23,7 +23,13 @@ from summaries import model_cap
 from summaries.models import ChatCall, SummarizationState, Summary, UtilityCall
 from summaries.runner import RunOutcome, regenerate_row, run_session
 from summaries.tasks import summarize_session, sweep_pending
-from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory, UtilityCallFactory
+from tests.factories import (
+    ChatSessionFactory,
+    EpisodeFactory,
+    SummaryFactory,
+    UserFactory,
+    UtilityCallFactory,
+)
 from tests.test_summarization_gate import LONG, sent, write  # noqa: F401 - sent is a fixture
 from tests.test_summarization_policy import FakeClient
 

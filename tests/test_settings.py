@@ -104,7 +104,9 @@ def setting_for(name: str, **env_overrides: str):
     env = {k: v for k, v in os.environ.items() if k != name and not k.startswith("DJANGO_")}
     env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
     code = f"import json; from django.conf import settings; print(json.dumps(settings.{name}))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
