@@ -60,6 +60,15 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
     return value
 
 
+def env_optional_int(name: str, *, minimum: int | None = None, maximum: int | None = None) -> int | None:
+    """An integer, or ``None`` when the variable is unset or empty (an
+    optional limit that is off unless set)."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    return env_int(name, 0, minimum=minimum, maximum=maximum)
+
+
 def env_float(
     name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
 ) -> float:

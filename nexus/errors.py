@@ -10,3 +10,16 @@ from __future__ import annotations
 
 class NotFound(Exception):
     """What the caller named does not exist, or is not theirs to see (a 404 to them)."""
+
+
+class LimitReached(Exception):
+    """The caller has used up a limit for now (a 429 with ``Retry-After`` to them).
+
+    ``retry_after``: whole seconds, at least 1, until the limit allows the
+    request again. ``message`` is written for the caller.
+    """
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = max(1, int(retry_after))

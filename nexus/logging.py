@@ -95,3 +95,21 @@ def _log_content() -> bool:
         return bool(getattr(settings, "LOG_CONTENT", False))
     except Exception:  # noqa: BLE001 - settings not configured (a bare script): keep text out
         return False
+
+
+def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
+    """``settings.LOGGING``: one console handler in ``log_format`` (``plain`` or
+    ``json``), with user text blanked by ``ContentFilter``; the root logger at ``level``."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"content": {"()": "nexus.logging.ContentFilter"}},
+        "formatters": {
+            "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+            "json": {"()": "nexus.logging.JsonFormatter"},
+        },
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": log_format, "filters": ["content"]}
+        },
+        "root": {"handlers": ["console"], "level": level.upper()},
+    }

@@ -14,9 +14,11 @@ from nexus.env import (
     env_identifier,
     env_int,
     env_list,
+    env_optional_int,
     env_required,
     env_str,
 )
+from nexus.logging import logging_settings
 from nexus.store_settings import cache_settings, count_per_window, throttle_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -249,6 +251,9 @@ SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimu
 # A session queued longer than this lost its message (broker restart): re-enqueue.
 SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
 SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
+# Model calls (utility and chat, not the offline backend's) per user per
+# rolling hour; unset or empty: no cap (summaries.model_cap).
+UTILITY_CALLS_PER_USER_HOUR = env_optional_int("UTILITY_CALLS_PER_USER_HOUR", minimum=1)
 
 # --- Retention ----------------------------------------------------------------
 
@@ -335,16 +340,4 @@ CACHE_URL, CACHES = cache_settings(CELERY_BROKER_URL)
 # User text (messages, replies, summaries) stays out of logs unless LOG_CONTENT=1.
 LOG_FORMAT = env_choice("LOG_FORMAT", "plain", ("plain", "json"))
 LOG_CONTENT = env_bool("LOG_CONTENT", False)
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"content": {"()": "nexus.logging.ContentFilter"}},
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "nexus.logging.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["content"]}
-    },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
-}
+LOGGING = logging_settings(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))

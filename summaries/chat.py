@@ -26,6 +26,7 @@ from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
+from summaries.model_cap import chat_call_record, check_model_call_allowed
 
 logger = logging.getLogger("nexus.chat")
 
@@ -111,7 +112,11 @@ def chat_messages(context: ContextResult) -> list[dict[str, str]]:
     ]
 
 
-def _prepare(*, session: ChatSession, message: str, budget: int | None) -> tuple[ContextResult, Timings]:
+def _prepare(
+    *, caller: Any, session: ChatSession, message: str, budget: int | None
+) -> tuple[ContextResult, Timings]:
+    # Before any work: a caller at the model-call cap gets ModelCallCapReached.
+    check_model_call_allowed(user=caller)
     timings = Timings()
     # The whole prompt within the budget and CHAT_MAX_PROMPT_TOKENS, system message included.
     limit = turn_budget(budget, besides=[SYSTEM_PROMPT])
@@ -201,17 +206,20 @@ def _log_turn(
         logger.info("chat turn %s, nothing stored", extra["outcome"], extra=extra)
 
 
-def chat_turn(*, session: ChatSession, message: str, budget: int | None = None) -> ChatTurn:
-    """Answer ``message`` in ``session`` and store the exchange as an episode.
+def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | None = None) -> ChatTurn:
+    """Answer ``message`` of ``caller`` in ``session`` and store the exchange as an episode.
 
     Raises ``ChatTurnError`` when the model fails (``ChatSessionGone`` when
     the session was deleted meanwhile); nothing is stored then.
+    ``ModelCallCapReached`` before anything is done while ``caller`` is at the cap.
     Must not be called inside a transaction: the model call can take long.
     """
-    context, timings = _prepare(session=session, message=message, budget=budget)
+    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
     model_started = time.perf_counter()
+    client = get_client()
+    chat_call_record(user=caller, session=session, client=client)
     try:
-        completion = get_client().chat(chat_messages(context), model=settings.CHAT_MODEL)
+        completion = client.chat(chat_messages(context), model=settings.CHAT_MODEL)
     except InferenceError as err:
         timings.model_done(model_started)
         _log_turn(session=session, message=message, stream=False, timings=timings, context=context, error=err)
@@ -240,8 +248,9 @@ class ChatTurnStream(Iterator[str]):
     """
 
     def __init__(
-        self, *, session: ChatSession, message: str, context: ContextResult, timings: Timings
+        self, *, caller: Any, session: ChatSession, message: str, context: ContextResult, timings: Timings
     ) -> None:
+        self.caller = caller
         self.session = session
         self.message = message
         self.context = context
@@ -272,9 +281,9 @@ class ChatTurnStream(Iterator[str]):
         try:
             if self._stream is None:
                 self._model_started = time.perf_counter()
-                self._stream = get_client().chat_stream(
-                    chat_messages(self.context), model=settings.CHAT_MODEL
-                )
+                client = get_client()
+                chat_call_record(user=self.caller, session=self.session, client=client)
+                self._stream = client.chat_stream(chat_messages(self.context), model=settings.CHAT_MODEL)
             return next(self._stream)
         except InferenceError as err:
             raise self._fail(err) from err
@@ -330,8 +339,11 @@ class ChatTurnStream(Iterator[str]):
         self._log(outcome="abandoned")
 
 
-def chat_turn_stream(*, session: ChatSession, message: str, budget: int | None = None) -> ChatTurnStream:
-    """A streamed chat turn: the context is built now, the model is asked
-    when the chunks are first read (or at ``start()``)."""
-    context, timings = _prepare(session=session, message=message, budget=budget)
-    return ChatTurnStream(session=session, message=message, context=context, timings=timings)
+def chat_turn_stream(
+    *, caller: Any, session: ChatSession, message: str, budget: int | None = None
+) -> ChatTurnStream:
+    """A streamed chat turn: the context is built now (``ModelCallCapReached``
+    first, as for ``chat_turn``), the model is asked when the chunks are first
+    read (or at ``start()``)."""
+    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
+    return ChatTurnStream(caller=caller, session=session, message=message, context=context, timings=timings)

@@ -3,9 +3,10 @@
 Both delete whole sessions through ``sessions_erase``: its episodes (and so
 their full-text index entries), its summary rows and their revisions, its
 summarization state. What stays is what carries no text of the user: the
-utility-call rows (the cost record; usage totals keep counting them) lose
-their links, and admin log entries about the deleted rows lose their text
-(``object_repr``, ``change_message``) but keep who did what when.
+utility-call and chat-call rows (the cost record; usage totals and the
+model-call cap keep counting them) lose their links to the session, and
+admin log entries about the deleted rows lose their text (``object_repr``,
+``change_message``) but keep who did what when.
 
 This lives in ``summaries`` because it needs both apps' models;
 ``sessions_app`` cannot import ``summaries`` (the layers point down), and a
@@ -34,7 +35,7 @@ from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
-from summaries.models import SummarizationState, Summary, SummaryRevision, UtilityCall
+from summaries.models import ChatCall, SummarizationState, Summary, SummaryRevision, UtilityCall
 
 # Sessions per transaction: a user with thousands of sessions is erased in
 # many short transactions, never one that holds every lock at once.
@@ -89,6 +90,7 @@ def _erase_batch(session_pks: list[int]) -> Erased:
             SummaryRevision.objects.filter(summary_id__in=summary_pks).values_list("pk", flat=True)
         )
         UtilityCall.objects.filter(session_id__in=locked).update(session=None, summary=None)
+        ChatCall.objects.filter(session_id__in=locked).update(session=None)
         _scrub_log_entries(SummaryRevision, revision_pks)
         _scrub_log_entries(Summary, summary_pks)
         _scrub_log_entries(ChatSession, locked)

@@ -148,6 +148,10 @@ class SummarizationState(models.Model):
     # summary-status subtract counters instead of counting the tail.
     covered_through = models.BigIntegerField(default=0)
     covered_episodes = models.PositiveIntegerField(default=0)
+    # Set when a run found the owner at UTILITY_CALLS_PER_USER_HOUR: the
+    # session stays idle with its work pending, and neither the write path's
+    # gate nor the sweep sends it again before this time (summaries.model_cap).
+    deferred_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["state"], name="summ_state_idx")]
@@ -203,12 +207,27 @@ class UtilityCall(models.Model):
     # The episodes the prompt carried.
     first_episode_id = models.BigIntegerField()
     last_episode_id = models.BigIntegerField()
+    # Whose UTILITY_CALLS_PER_USER_HOUR the call counts against: the person
+    # who asked for a regeneration, a rebuild or a summary now, else the
+    # session's owner. Null for the offline backend's digests (no model was
+    # called) and once that user is deleted. Kept when the session is erased,
+    # so erasing does not reset the count. Indexed below, with the time.
+    charged_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [
             models.Index(fields=["session", "created_at"], name="utilitycall_session_time_idx"),
+            # The cap reads a user's calls of the last hour, newest first.
+            models.Index(fields=["charged_to", "created_at"], name="utilitycall_charged_time_idx"),
         ]
 
     def __str__(self) -> str:
@@ -217,3 +236,36 @@ class UtilityCall(models.Model):
     @property
     def episode_range(self) -> str:
         return f"{self.first_episode_id}-{self.last_episode_id}"
+
+
+class ChatCall(models.Model):
+    """One call to the chat model (a chat turn on the web, the API or
+    ``/v1/chat/completions``), recorded as the call is made, answered or not.
+
+    With ``UtilityCall`` it is what UTILITY_CALLS_PER_USER_HOUR counts. The
+    offline backend's replies call no model and leave none.
+    """
+
+    # Who asked: the cap counts against them. Null once the user is deleted.
+    # Indexed below, with the time.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    # Null once the session is erased; the record stays, like a utility call's.
+    session = models.ForeignKey(
+        ChatSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="chat_calls"
+    )
+    model = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["user", "created_at"], name="chatcall_user_time_idx")]
+
+    def __str__(self) -> str:
+        return f"Chat call {self.pk} ({self.model})"

@@ -4,6 +4,7 @@ States and their transitions (each function below is one transition)::
 
     idle/failed --mark_triggered--> queued --claim--> running --release--> idle
     any but running --mark_queued--> queued        running --mark_failed--> failed
+    running --defer, release--> idle, deferred until the owner's model-call cap allows
     queued --mark_unsent--> idle (the broker refused the message)
     running --note_busy / mark_triggered--> running with rerun_requested
 
@@ -194,6 +195,14 @@ def release(session_pk: int, owner: str) -> Release:
     ):
         return Release.RERUN
     return Release.LOST
+
+
+def defer(session_pk: int, owner: str, *, until: datetime) -> None:
+    """The run found the session's owner at the model-call cap: the session
+    waits until ``until`` (neither the gate nor the sweep sends it before).
+    Call while holding the lease; the run then releases it as usual, so the
+    state goes back to idle, not failed: nothing went wrong."""
+    _states.filter(session_id=session_pk, lease_owner=owner).update(deferred_until=until)
 
 
 def mark_failed(session_pk: int, owner: str, error: str) -> None:

@@ -37,6 +37,9 @@ class Gate:
     pending_episodes: int  # episodes after covered_through
     state: str | None  # None: the session has no state row yet
     last_episode_id: int | None = None
+    # A run found the owner at the model-call cap and the cap does not allow
+    # a call yet (run_state.defer): nothing is sent for the gate meanwhile.
+    deferred: bool = False
     episode_count: int = 0
 
     @property
@@ -65,9 +68,15 @@ def _gate_queryset(session_pks: QuerySet | list[int] | None = None) -> QuerySet:
 
 
 _GATE_COLUMNS = (
-    "pk", "cached_total_tokens", "covered_through", "pending", "st_state", "cached_last_episode_id",
+    "pk",
+    "cached_total_tokens",
+    "covered_through",
+    "pending",
+    "st_state",
+    "cached_last_episode_id",
+    "deferred",
     "cached_episode_count",
-)  # fmt: skip
+)
 
 
 @lru_cache(maxsize=1)
@@ -79,7 +88,9 @@ def _gate_sql() -> str:
     return f"""
         SELECT s."id", s."cached_total_tokens", COALESCE(st."covered_through", 0),
                s."cached_episode_count" - COALESCE(st."covered_episodes", 0), st."state",
-               s."cached_last_episode_id", s."cached_episode_count"
+               s."cached_last_episode_id",
+               CASE WHEN st."deferred_until" > %s THEN 1 ELSE 0 END,
+               s."cached_episode_count"
           FROM "{session}" s LEFT JOIN "{state}" st ON st."session_id" = s."id"
          WHERE s."id" = %s
     """
@@ -91,8 +102,11 @@ def session_gate(session_pk: int) -> Gate | None:
 
     This runs after every episode commit; tests count it.
     """
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_gate_sql(), [session_pk])
+    connection = connections[DEFAULT_DB_ALIAS]
+    # ``now`` as the ORM would write it (SQLite keeps naive UTC text).
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_gate_sql(), [now, session_pk])
         row = cursor.fetchone()
     return None if row is None else _gate_from(dict(zip(_GATE_COLUMNS, row)))
 
@@ -105,6 +119,8 @@ def _gate_from(values: dict[str, Any]) -> Gate:
         pending_episodes=max(0, values["pending"] or 0),
         state=values["st_state"],
         last_episode_id=values["cached_last_episode_id"],
+        # Without a cap (a setting changed since) an old deferral holds nothing back.
+        deferred=bool(values["deferred"]) and settings.UTILITY_CALLS_PER_USER_HOUR is not None,
         episode_count=values["cached_episode_count"],
     )
 
@@ -191,11 +207,18 @@ def sessions_with_pending_work(*, now: datetime | None = None, limit: int = 500)
     - the gate fires and the last run failed long enough ago;
     - a run's lease expired (its worker died and nothing took over);
     - queued for so long that the message must have been lost.
+
+    A session whose owner was at the model-call cap waits until its
+    ``deferred_until`` for the first two.
     """
     now = now or timezone.now()
     retry_cutoff = now - timedelta(seconds=settings.SUMMARY_RETRY_AFTER_SECONDS)
     stale_queued = now - timedelta(seconds=settings.SUMMARY_QUEUED_STALE_SECONDS)
     gate_fires = Q(cached_total_tokens__gt=settings.SUMMARY_THRESHOLD_TOKENS, pending__gte=settings.SUMMARY_MIN_EPISODES)
+    if settings.UTILITY_CALLS_PER_USER_HOUR is not None:
+        # A session deferred by the model-call cap waits for its time.
+        waited = Q(summarization__deferred_until__lte=now)
+        gate_fires &= Q(summarization__deferred_until__isnull=True) | waited
     wanted = (
         (gate_fires & (Q(st_state__isnull=True) | Q(st_state=State.IDLE)))
         | (

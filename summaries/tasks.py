@@ -72,15 +72,20 @@ def _finish(
 
 
 @shared_task(bind=True, name="summaries.tasks.summarize_session", **_RETRYING)
-def summarize_session(self: Task, session_pk: int, force: bool = False) -> str | None:
+def summarize_session(
+    self: Task, session_pk: int, force: bool = False, actor_pk: int | None = None
+) -> str | None:
     """Bring one session's summaries up to date; a no-op when another run holds it.
 
     The holder is asked to re-check the gate, which covers ordinary triggers;
     a forced request (someone asked for a summary now, below the gate) would
-    be lost that way, so it tries again shortly instead.
+    be lost that way, so it tries again shortly instead. ``actor_pk``: who
+    asked for the forced run. A run deferred by the model-call cap ends
+    here, without a retry: the sweep finds the session once the cap allows.
     """
     result = _eager_safe(
-        self, lambda: runner.run_session(session_pk=session_pk, owner=_owner(self), force=force)
+        self,
+        lambda: runner.run_session(session_pk=session_pk, owner=_owner(self), force=force, actor_pk=actor_pk),
     )
     return _finish(self, result, countdown=2, max_retries=150, retry_busy=force)
 
@@ -138,11 +143,14 @@ def send_task(task: Any, *, session_pk: int, kwargs: dict[str, Any]) -> bool:
     return True
 
 
-def queue_run(*, session_pk: int, force: bool = False) -> bool:
+def queue_run(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> bool:
     """Mark the session queued (whatever the gate says) and send a
     ``summarize_session`` task for it now; as ``send_task``."""
     run_state.mark_queued(session_pk)
-    return send_task(summarize_session, session_pk=session_pk, kwargs={"session_pk": session_pk, "force": force})
+    kwargs: dict[str, Any] = {"session_pk": session_pk, "force": force}
+    if actor_pk is not None:
+        kwargs["actor_pk"] = actor_pk
+    return send_task(summarize_session, session_pk=session_pk, kwargs=kwargs)
 
 
 def queue_rest(result: runner.RunResult | None) -> None:

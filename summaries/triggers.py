@@ -4,8 +4,13 @@
   and, when it fires (or ``force``), mark the session queued and send a run.
   The episode write path (the signal), the API's "summarize now" and
   anything else that asks for a run call this.
-- ``summary_regenerate`` / ``session_rebuild``: queue explicit work on one
-  row or one chain (admin actions, the API), after commit as well.
+- ``summary_regenerate`` / ``session_rebuild`` / ``session_summarize_now``:
+  queue explicit work on one row, one chain or one session's tail (admin
+  actions, the API), after commit as well. These are requests for model
+  work: each raises ``ModelCallCapReached`` while its requester is at the
+  model-call cap (``summaries.model_cap``), and its calls are charged to
+  them. ``request_run`` never raises: an episode write cannot fail because
+  of the cap, its summarization waits instead (see ``summaries.runner``).
 
 What happens after commit is ``request_run_now``: also the function to call
 where no transaction is open and the answer (sent or not) is wanted.
@@ -28,6 +33,7 @@ from django.db import transaction
 from sessions_app.models import ChatSession
 from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
+from summaries.model_cap import check_model_call_allowed
 from summaries.models import Summary
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
 
@@ -39,17 +45,18 @@ class _AfterCommitRun:
 
     # A class of its own (not a closure) so it can be weakly referenced and
     # holds no reference cycle: it is freed as soon as Django drops it.
-    __slots__ = ("__weakref__", "force", "ran", "session_pk")
+    __slots__ = ("__weakref__", "actor_pk", "force", "ran", "session_pk")
 
-    def __init__(self, session_pk: int, force: bool) -> None:
+    def __init__(self, session_pk: int, force: bool, actor_pk: int | None) -> None:
         self.session_pk = session_pk
         self.force = force
+        self.actor_pk = actor_pk
         self.ran = False
 
     def __call__(self) -> None:
         self.ran = True
         try:
-            request_run_now(session_pk=self.session_pk, force=self.force)
+            request_run_now(session_pk=self.session_pk, force=self.force, actor_pk=self.actor_pk)
         except Exception:  # noqa: BLE001 - an episode write must never fail because of this
             logger.exception(
                 "summarization trigger failed",
@@ -98,37 +105,39 @@ def _pending(session_pk: int, force: bool) -> bool:
     return False
 
 
-def request_run(*, session_pk: int, force: bool = False) -> None:
+def request_run(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> None:
     """After the current transaction commits: check the gate and, when it
     fires (or ``force``), mark the session queued and send a run.
 
     Safe inside a transaction (nothing happens unless it commits) and cheap
     outside one. Adds one query to a write whose gate does not fire; never
     raises, so an episode write cannot fail because of summarization.
+    ``actor_pk``: who asked for a forced run (its calls are charged to them).
     """
     in_transaction = transaction.get_connection().in_atomic_block
     if in_transaction and _pending(session_pk, force):
         return
-    callback = _AfterCommitRun(session_pk, force)
+    callback = _AfterCommitRun(session_pk, force, actor_pk)
     if in_transaction:
         _registered()[(session_pk, force)] = callback
     # Outside a transaction on_commit runs the callback at once.
     transaction.on_commit(callback, robust=True)
 
 
-def request_run_now(*, session_pk: int, force: bool = False) -> bool:
+def request_run_now(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> bool:
     """The gate and the send, now; True when a run was sent. Call outside any
-    transaction (the worker may start before an open one commits)."""
+    transaction (the worker may start before an open one commits). A session
+    deferred by the model-call cap is not sent before the cap allows."""
     gate = selectors.session_gate(session_pk)
     if gate is None:
         return False
     # The same counters say when the new episodes' vectors are due: no query of their own.
     if embedding_due(gate.episode_count):
         queue_embedding(session_pk)
-    if not (force or gate.fires):
+    if not (force or (gate.fires and not gate.deferred)):
         return False
     if force:
-        return queue_run(session_pk=session_pk, force=True)
+        return queue_run(session_pk=session_pk, force=True, actor_pk=actor_pk)
     if not run_state.mark_triggered(session_pk=session_pk, state=gate.state):
         return False
     kwargs = {"session_pk": session_pk, "force": False}
@@ -144,7 +153,9 @@ def summary_regenerate(*, summary: Summary, actor: Any = None) -> None:
 
     A request for a row whose regeneration is already queued or running is
     coalesced into it (``run_state.mark_regeneration``): one model call.
+    ``ModelCallCapReached`` (nothing queued) while ``actor`` is at the cap.
     """
+    check_model_call_allowed(user=actor)
     session_pk, kwargs = summary.session_id, {"summary_pk": summary.pk, "actor_pk": _actor_pk(actor)}
 
     def send() -> None:
@@ -161,8 +172,18 @@ def session_rebuild(*, session: ChatSession, actor: Any = None) -> None:
     """Queue a rebuild of the session's chain (after commit): curated rows are
     kept as they are, everything else is folded again so the rows tile the
     session (the old texts kept as ``rebuild`` revisions); then the tail is
-    summarized as usual."""
+    summarized as usual. ``ModelCallCapReached`` (nothing queued) while
+    ``actor`` is at the cap."""
+    check_model_call_allowed(user=actor)
     _queue_after_commit(rebuild_session, session.pk, {"session_pk": session.pk, "actor_pk": _actor_pk(actor)})
+
+
+def session_summarize_now(*, session: ChatSession, actor: Any) -> None:
+    """Summarize the session's un-summarized episodes now, past the gate
+    (after commit). ``ModelCallCapReached`` (nothing queued) while ``actor``
+    is at the cap."""
+    check_model_call_allowed(user=actor)
+    request_run(session_pk=session.pk, force=True, actor_pk=_actor_pk(actor))
 
 
 def _actor_pk(actor: Any) -> int | None:

@@ -289,7 +289,7 @@ def test_unexpected_failure_while_storing_ends_the_stream_with_an_error_event(
 
 
 def test_abandoned_stream_stores_nothing(session, model):
-    stream = chat_turn_stream(session=session, message="Hi")
+    stream = chat_turn_stream(caller=session.owner, session=session, message="Hi")
     first = next(stream)
     assert first
     stream.close()
@@ -300,7 +300,7 @@ def test_abandoned_stream_stores_nothing(session, model):
 
 def test_client_leaving_mid_stream_stores_nothing(session, model, caplog):
     """The server closes the response body when the client has gone."""
-    body = stream_events(chat_turn_stream(session=session, message="Bye").start())
+    body = stream_events(chat_turn_stream(caller=session.owner, session=session, message="Bye").start())
     assert next(body).startswith(b'data: {"text":')
     with caplog.at_level(logging.INFO, logger="nexus.chat"):
         body.close()
@@ -310,7 +310,7 @@ def test_client_leaving_mid_stream_stores_nothing(session, model, caplog):
 
 
 def test_service_stream_stores_after_the_last_chunk(session, model):
-    stream = chat_turn_stream(session=session, message="Streaming?").start()
+    stream = chat_turn_stream(caller=session.owner, session=session, message="Streaming?").start()
     assert Episode.objects.filter(user_input="Streaming?").count() == 0
     text = "".join(stream)
     assert stream.turn is not None
@@ -321,7 +321,7 @@ def test_service_stream_stores_after_the_last_chunk(session, model):
 def test_service_raises_chat_turn_error(session, model):
     model.set_mode("http_400")
     with pytest.raises(ChatTurnError) as info:
-        chat_turn(session=session, message="Hi")
+        chat_turn(caller=session.owner, session=session, message="Hi")
     assert info.value.transient is False
     assert "HTTP 400" in info.value.message
     assert Episode.objects.filter(user_input="Hi").count() == 0
@@ -349,7 +349,7 @@ def test_one_log_record_per_turn_with_timings_and_no_text(api_client, session, m
 def test_log_content_adds_the_text(session, model, caplog, settings):
     settings.LOG_CONTENT = True
     with caplog.at_level(logging.INFO, logger="nexus.chat"):
-        chat_turn(session=session, message="Visible question")
+        chat_turn(caller=session.owner, session=session, message="Visible question")
     (record,) = [r for r in caplog.records if r.name == "nexus.chat"]
     assert record.question == "Visible question"
 

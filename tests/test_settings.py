@@ -36,6 +36,10 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("JSON_MAX_DEPTH", "1000"),
         ("LOGIN_FAILURE_LIMIT", "ten"),
         ("LOGIN_FAILURE_ADDRESS_LIMIT", "10/15 minutes"),
+        ("UTILITY_CALLS_PER_USER_HOUR", "many"),
+        ("UTILITY_CALLS_PER_USER_HOUR", "2.5"),
+        ("UTILITY_CALLS_PER_USER_HOUR", "0"),
+        ("UTILITY_CALLS_PER_USER_HOUR", "-5"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -93,3 +97,21 @@ def test_cache_url_wins():
     cache = caches_for(CELERY_BROKER_URL="redis://broker:6379/2", CACHE_URL="rediss://cache:6380/1")
     assert (cache["BACKEND"], cache["LOCATION"]) == ("django.core.cache.backends.redis.RedisCache", "rediss://cache:6380/1")
     assert caches_for(CELERY_BROKER_URL="redis://broker", CACHE_URL="locmem://")["BACKEND"].endswith("LocMemCache")
+
+
+def setting_for(name: str, **env_overrides: str):
+    """A setting's value as the settings module reads it from this environment."""
+    env = {k: v for k, v in os.environ.items() if k != name and not k.startswith("DJANGO_")}
+    env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
+    code = f"import json; from django.conf import settings; print(json.dumps(settings.{name}))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_model_call_cap_is_off_unless_set():
+    assert setting_for("UTILITY_CALLS_PER_USER_HOUR") is None
+    assert setting_for("UTILITY_CALLS_PER_USER_HOUR", UTILITY_CALLS_PER_USER_HOUR=" ") is None
+    assert setting_for("UTILITY_CALLS_PER_USER_HOUR", UTILITY_CALLS_PER_USER_HOUR="30") == 30

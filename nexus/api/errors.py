@@ -4,6 +4,7 @@ DRF already answers its own exceptions and ``Http404``; this handler adds:
 
 - the domain's not-found errors (``nexus.errors.NotFound``, raised by
   services and selectors) as the same 404 DRF gives for ``Http404``;
+- a used-up limit (``nexus.errors.LimitReached``) as a 429 with ``Retry-After``;
 
 - Django's ``ValidationError`` (raised by services and ``check_*``
   functions) as a 400 whose body names the fields, like a serializer error;
@@ -25,7 +26,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from nexus.errors import NotFound
+from nexus.errors import LimitReached, NotFound
 from nexus.failures import (
     DATABASE_UNAVAILABLE,
     RETRY_AFTER_SECONDS,
@@ -40,6 +41,16 @@ class PayloadTooLarge(exceptions.APIException):
     default_code = "payload_too_large"
 
 
+class LimitExceeded(exceptions.APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "Limit reached; try again later."
+    default_code = "limit_reached"
+
+    def __init__(self, detail: str, *, wait: int) -> None:
+        super().__init__(detail)
+        self.wait = wait  # DRF sends it as Retry-After
+
+
 class DatabaseUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = DATABASE_UNAVAILABLE
@@ -50,6 +61,8 @@ class DatabaseUnavailable(exceptions.APIException):
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, NotFound):
         exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, LimitReached):
+        exc = LimitExceeded(exc.message, wait=exc.retry_after)
     elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)

@@ -23,6 +23,7 @@ from django.utils.translation import ngettext
 from sessions_app.admin import PREVIEW_CHARS, ChatSessionAdmin, preview
 from sessions_app.models import ChatSession
 from summaries import triggers
+from summaries.model_cap import ModelCallCapReached
 from summaries.models import SummarizationState, Summary
 
 SUMMARY_ROWS_INLINE = 50
@@ -32,11 +33,16 @@ def queue_chain_rebuilds(
     model_admin: admin.ModelAdmin, request: HttpRequest, sessions: list[ChatSession]
 ) -> None:
     """The rebuild action of the session and the summary lists: queue a
-    rebuild of each session's chain and say how many were queued."""
-    # The service enqueues on commit: all the rebuilds go out together.
-    with transaction.atomic():
-        for session in sessions:
-            triggers.session_rebuild(session=session, actor=request.user)
+    rebuild of each session's chain and say how many were queued (none, and
+    why, while the staff member is at the model-call cap)."""
+    # The service enqueues on commit: all the rebuilds go out together, or none.
+    try:
+        with transaction.atomic():
+            for session in sessions:
+                triggers.session_rebuild(session=session, actor=request.user)
+    except ModelCallCapReached as err:
+        model_admin.message_user(request, err.message, messages.ERROR)
+        return
     count = len(sessions)
     model_admin.message_user(
         request,

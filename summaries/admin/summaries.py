@@ -26,6 +26,7 @@ from summaries import triggers
 from summaries.admin.forms import SummaryForm
 from summaries.admin.sessions import queue_chain_rebuilds
 from summaries.curation import summary_curate, summary_restore
+from summaries.model_cap import ModelCallCapReached
 from summaries.models import Summary, SummaryRevision
 
 # The row's page lists at most this many covered episodes and revisions;
@@ -229,10 +230,15 @@ class SummaryAdmin(admin.ModelAdmin):
     @admin.action(description="Regenerate selected rows", permissions=["change"])
     def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         rows = list(queryset.order_by("pk"))
-        # The service enqueues on commit: every row goes out, or none does.
-        with transaction.atomic():
-            for summary in rows:
-                triggers.summary_regenerate(summary=summary, actor=request.user)
+        # The service enqueues on commit: every row goes out, or none does
+        # (none while the staff member is at the model-call cap).
+        try:
+            with transaction.atomic():
+                for summary in rows:
+                    triggers.summary_regenerate(summary=summary, actor=request.user)
+        except ModelCallCapReached as err:
+            self.message_user(request, err.message, messages.ERROR)
+            return
         count = len(rows)
         self.message_user(
             request,

@@ -273,6 +273,9 @@ class SessionChatView(APIView):
             404: OpenApiResponse(
                 description="No such session (or not yours), or it was deleted during the turn."
             ),
+            429: OpenApiResponse(
+                description="The caller is at UTILITY_CALLS_PER_USER_HOUR (`Retry-After`); nothing was done."
+            ),
             (502, "application/json"): OpenApiResponse(
                 ChatErrorSerializer, description="The model answered with an error; nothing was stored."
             ),
@@ -290,8 +293,11 @@ class SessionChatView(APIView):
 
         try:
             if isinstance(request.accepted_renderer, EventStreamRenderer):
-                return self._stream(chat_turn_stream(session=session, message=message, budget=budget))
-            turn = chat_turn(session=session, message=message, budget=budget)
+                turn_stream = chat_turn_stream(
+                    caller=request.user, session=session, message=message, budget=budget
+                )
+                return self._stream(turn_stream)
+            turn = chat_turn(caller=request.user, session=session, message=message, budget=budget)
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.
             raise serializers.ValidationError({"message": [str(err)]}) from err

@@ -35,9 +35,12 @@ from summaries.curation import summary_curate
 from summaries.models import CHANGE_SUMMARIES, Summary, SummaryRevision
 from summaries.ranges import summary_create_for_range
 from summaries.selectors import summarization_status
-from summaries.triggers import request_run, summary_regenerate
+from summaries.triggers import session_summarize_now, summary_regenerate
 
 ID_PARAM = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The summary's id.")
+CAP_REACHED = OpenApiResponse(
+    description="The caller is at UTILITY_CALLS_PER_USER_HOUR; nothing was queued (`Retry-After` says when to retry)."
+)
 
 
 def session_for_summary_change(user, session_uuid: str) -> ChatSession:
@@ -154,7 +157,7 @@ class SummaryRegenerateView(APIView):
     @extend_schema(
         summary="Queue a new summary of exactly this row's range",
         request=None,
-        responses={202: SummarizationStatusSerializer},
+        responses={202: SummarizationStatusSerializer, 429: CAP_REACHED},
     )
     def post(self, request: Request, id: str) -> Response:
         summary = summary_for_user(request.user, id, change=True)
@@ -167,11 +170,11 @@ class SessionSummarizeView(APIView):
     @extend_schema(
         summary="Queue summarization of the session's un-summarized episodes now",
         request=None,
-        responses={202: SummarizationStatusSerializer},
+        responses={202: SummarizationStatusSerializer, 429: CAP_REACHED},
     )
     def post(self, request: Request, uuid: str) -> Response:
         session: ChatSession = session_for_summary_change(request.user, uuid)
-        request_run(session_pk=session.pk, force=True)
+        session_summarize_now(session=session, actor=request.user)
         return _status_response(session.pk, status.HTTP_202_ACCEPTED)
 
 

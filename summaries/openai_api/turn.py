@@ -17,6 +17,7 @@ from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create_for_user
 from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, InferenceError, get_client
+from summaries.model_cap import chat_call_record
 from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
 
@@ -77,7 +78,9 @@ def _call_options(request: ChatRequest) -> dict:
 
 def turn_answer(turn: PreparedTurn) -> FinishedTurn:
     """Ask the model and store the exchange; ``InferenceError`` stores nothing."""
-    completion = get_client().chat(turn.messages, **_call_options(turn.request))
+    client = get_client()
+    chat_call_record(user=turn.caller, session=turn.session, client=client)
+    completion = client.chat(turn.messages, **_call_options(turn.request))
     return FinishedTurn(completion, turn_store(turn=turn, completion=completion))
 
 
@@ -90,7 +93,9 @@ class TurnStream(Iterator[str]):
     def __init__(self, turn: PreparedTurn) -> None:
         self.turn = turn
         self.finished: FinishedTurn | None = None
-        self._stream: ChatStream = get_client().chat_stream(turn.messages, **_call_options(turn.request))
+        client = get_client()
+        chat_call_record(user=turn.caller, session=turn.session, client=client)
+        self._stream: ChatStream = client.chat_stream(turn.messages, **_call_options(turn.request))
 
     def __iter__(self) -> TurnStream:
         return self

@@ -23,10 +23,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.authentication import CachedTokenAuthentication
+from nexus.errors import LimitReached
 from nexus.failures import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, is_database_unavailable
 from sessions_app.errors import SessionNotFound
 from summaries.context import ContextTooLarge
 from summaries.inference import InferenceError
+from summaries.model_cap import check_model_call_allowed
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
 from summaries.openai_api.request import parse_request
@@ -89,6 +91,10 @@ def as_openai_error(exc: Exception) -> OpenAIError:
         )
     if isinstance(exc, exceptions.Throttled):
         return OpenAIError(str(exc.detail), status=429, code="rate_limit_exceeded", type="requests")
+    if isinstance(exc, LimitReached):
+        # The model-call cap: a 429, so the SDKs raise RateLimitError (and,
+        # with a Retry-After over their two-minute limit, do not retry).
+        return OpenAIError(exc.message, status=429, code="model_call_limit_reached", type="requests")
     if isinstance(exc, SessionNotFound):
         return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
     if isinstance(exc, ContextTooLarge):
@@ -119,6 +125,8 @@ class OpenAIView(APIView):
             response["WWW-Authenticate"] = "Bearer"
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
             response["Retry-After"] = str(int(exc.wait) + 1)
+        elif isinstance(exc, LimitReached):
+            response["Retry-After"] = str(exc.retry_after)
         elif error.code == "database_unavailable":
             response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
@@ -177,6 +185,7 @@ class ChatCompletionsView(OpenAIView):
             400: OpenApiResponse(description="Bad or unsupported parameter (`param` names it)."),
             401: OpenApiResponse(description="Missing or bad token."),
             404: OpenApiResponse(description="Unknown model or session."),
+            429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
             502: OpenApiResponse(description="The model answered with an error; nothing stored."),
             503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
         },
@@ -190,6 +199,9 @@ class ChatCompletionsView(OpenAIView):
                 code="chat_backend_unavailable",
                 type=SERVER_ERROR,
             )
+        # Before anything is written (a new session, imported history): a
+        # caller at the model-call cap is refused with nothing done.
+        check_model_call_allowed(user=request.user)
         session, _ = session_for_request(caller=request.user, request=body)
         self.session_uuid = str(session.uuid)
         turn = turn_prepare(caller=request.user, session=session, request=body)

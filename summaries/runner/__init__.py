@@ -21,6 +21,9 @@ Each model call, answered or not, is also kept as a ``UtilityCall`` row (the
 cost record behind the usage report), written on its own right after the
 model returns or raises, outside any transaction; once the answer is stored
 the row is linked to its summary, and an answer dropped as stale is marked so.
+The row names the user the call is charged to (``summaries.model_cap``): the
+person who asked for the work, else the session's owner; a background pass
+whose owner is at the model-call cap is not made (``RunOutcome.DEFERRED``).
 
 Modules: ``calls`` (the model call, its cost record and log line),
 ``session_run`` (the normal run and what a run returns), ``rework`` (a

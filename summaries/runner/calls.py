@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError
 
 from sessions_app.models import ChatSession
 from summaries.inference import Completion, InferenceClient, InferenceError, get_client
+from summaries.model_cap import counts_against_cap
 from summaries.models import UtilityCall
 
 logger = logging.getLogger("nexus.summarization")
@@ -24,16 +25,26 @@ def resolve_client(client: InferenceClient | None) -> InferenceClient:
     return client if client is not None else get_client()
 
 
-def session_uuid_of(session_pk: int) -> str:
-    """The session's external id, for the log records ("" when it is gone)."""
-    value = ChatSession.objects.filter(pk=session_pk).values_list("uuid", flat=True).first()
-    return str(value) if value else ""
+@dataclass(frozen=True, slots=True)
+class SessionRefs:
+    """What a run needs to know of its session besides the rows it folds:
+    its external id (for the log records; "" when the session is gone) and
+    its owner (whose model-call cap background passes count against)."""
+
+    uuid: str
+    owner_pk: int | None
+
+
+def session_refs_of(session_pk: int) -> SessionRefs:
+    row = ChatSession.objects.filter(pk=session_pk).values_list("uuid", "owner_id").first()
+    return SessionRefs(str(row[0]), row[1]) if row else SessionRefs("", None)
 
 
 @dataclass(frozen=True, slots=True)
 class CallSpan:
     """What a model call is about: the session, the episodes in its prompt,
-    and the kind of call (for the cost record and the log)."""
+    the kind of call (for the cost record and the log), and the user it is
+    charged to (``UtilityCall.charged_to``)."""
 
     session_pk: int
     session_uuid: str
@@ -41,6 +52,7 @@ class CallSpan:
     last_episode_id: int
     kind: UtilityCall.Kind
     log_kind: str
+    charged_to: int | None
 
     @property
     def episode_range(self) -> str:
@@ -61,7 +73,10 @@ def call_model(client: InferenceClient, prompt: str, span: CallSpan) -> Answer:
 
     A failure is recorded, logged (the attempt's one record) and raised.
     Call outside any transaction: the call may take up to the client timeout.
+    A client that calls no model (the offline digest) charges nobody.
     """
+    if not counts_against_cap(client):
+        span = replace(span, charged_to=None)
     started = time.perf_counter()
     try:
         completion = client.complete(
@@ -124,6 +139,7 @@ def _record_call(
         "outcome": outcome,
         "first_episode_id": span.first_episode_id,
         "last_episode_id": span.last_episode_id,
+        "charged_to_id": span.charged_to,
     }
     try:
         try:

@@ -20,10 +20,11 @@ from summaries.models import Summary, UtilityCall
 from summaries.policy import Action, build_chunk, build_prompt
 from summaries.runner.calls import (
     CallSpan,
+    SessionRefs,
     call_model,
     log_call,
     resolve_client,
-    session_uuid_of,
+    session_refs_of,
     settle_calls,
 )
 from summaries.runner.session_run import RunOutcome, RunResult, claim_lease, run_session
@@ -47,15 +48,17 @@ class _Folded:
 @dataclass
 class _Rework:
     """One rework under way: the run's result (calls counted, outcomes
-    stored), the cost record of every call made, and the session's uuid
-    (read once, for the log)."""
+    stored), the cost record of every call made, the session's uuid and
+    owner (read once), and who asked for it (the calls are charged to them,
+    else to the owner)."""
 
     session_pk: int
     owner: str
     client: InferenceClient | None
     kind: UtilityCall.Kind
     result: RunResult
-    session_uuid: str
+    refs: SessionRefs
+    actor_pk: int | None
     spent: list[int | None]
 
     def fold(self, after_id: int, through_id: int, *, start_new_rows: bool) -> list[_Folded] | None:
@@ -95,11 +98,13 @@ class _Rework:
             self.result.calls += 1
             span = CallSpan(
                 session_pk=self.session_pk,
-                session_uuid=self.session_uuid,
+                session_uuid=self.refs.uuid,
                 first_episode_id=chunk.first_episode_id,
                 last_episode_id=chunk.last_episode_id,
                 kind=self.kind,
                 log_kind=f"{self.kind.value}-{action.value}",
+                # Asked for and admitted under the cap: charged, never held back.
+                charged_to=self.actor_pk or self.refs.owner_pk,
             )
             answer = call_model(resolve_client(self.client), prompt, span)
             self.spent.append(answer.call_pk)
@@ -145,6 +150,7 @@ def _rework_then_run(
     client: InferenceClient | None,
     kind: UtilityCall.Kind,
     force: bool,
+    actor_pk: int | None,
     store: Callable[[_Rework], StoreOutcome | None],
 ) -> RunResult:
     """Compute and store a rework under the session's lease (``store``
@@ -164,7 +170,8 @@ def _rework_then_run(
         client=client,
         kind=kind,
         result=RunResult(RunOutcome.DONE),
-        session_uuid=session_uuid_of(session_pk),
+        refs=session_refs_of(session_pk),
+        actor_pk=actor_pk,
         spent=[],
     )
     try:
@@ -180,7 +187,8 @@ def _rework_then_run(
         force=force,
         client=client,
         claimed=True,
-        session_uuid=work.session_uuid,
+        refs=work.refs,
+        actor_pk=actor_pk,
     )
     follow.calls += work.result.calls
     follow.stored[:0] = work.result.stored
@@ -230,6 +238,7 @@ def regenerate_row(
         client=client,
         kind=UtilityCall.Kind.REGENERATE,
         force=False,
+        actor_pk=actor_pk,
         store=store,
     )
 
@@ -282,6 +291,7 @@ def rebuild_chain(
         client=client,
         kind=UtilityCall.Kind.REBUILD,
         force=True,
+        actor_pk=actor_pk,
         store=store,
     )
 

@@ -8,17 +8,19 @@ import enum
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils import timezone
 
-from summaries import run_state, selectors
+from summaries import model_cap, run_state, selectors
 from summaries.inference import InferenceClient
 from summaries.models import UtilityCall
 from summaries.policy import Action, plan_pass
 from summaries.runner.calls import (
     CallSpan,
+    SessionRefs,
     call_model,
     log_call,
     resolve_client,
-    session_uuid_of,
+    session_refs_of,
     settle_calls,
 )
 from summaries.store import StoreOutcome, snapshot, summary_store_pass
@@ -33,6 +35,9 @@ class RunOutcome(enum.Enum):
     BUSY = "busy"  # another run holds the lease; it was asked to look again
     LOST = "lost"  # the lease was taken over mid-run
     GONE = "gone"  # the session or row no longer exists
+    # The owner is at UTILITY_CALLS_PER_USER_HOUR: no call was made, the
+    # session waits idle with its work pending until the cap allows.
+    DEFERRED = "deferred"
 
 
 @dataclass
@@ -64,7 +69,8 @@ def run_session(
     force: bool = False,
     client: InferenceClient | None = None,
     claimed: bool = False,
-    session_uuid: str | None = None,
+    refs: SessionRefs | None = None,
+    actor_pk: int | None = None,
 ) -> RunResult:
     """Bring a session's summaries up to date, if the gate fires (or ``force``).
 
@@ -72,14 +78,19 @@ def run_session(
     already holds it) and releases it before returning, except when an
     InferenceError escapes, in which case the state is ``failed`` and the
     lease free. Call outside any transaction. ``client``: see
-    ``calls.resolve_client``. ``session_uuid`` (for the log) is read here
-    unless the caller already has it.
+    ``calls.resolve_client``. ``refs`` are read here unless the caller
+    already has them.
+
+    Model calls: the forced passes were asked for, and admitted under the cap,
+    by ``actor_pk`` (else the owner) and are charged to them; the passes the
+    gate fires are the owner's background work and wait while the owner is at
+    the cap (``RunOutcome.DEFERRED``, see ``summaries.model_cap``).
     """
     if not claimed and not claim_lease(session_pk, owner):
         return RunResult(RunOutcome.BUSY)
     result = RunResult(RunOutcome.DONE)
-    if session_uuid is None:
-        session_uuid = session_uuid_of(session_pk)
+    if refs is None:
+        refs = session_refs_of(session_pk)
     try:
         while True:
             gate = selectors.session_gate(session_pk)
@@ -98,9 +109,14 @@ def run_session(
                 force and gate.last_episode_id is not None and gate.covered_through < gate.last_episode_id
             )
             if forced or gate.fires:
-                stored = _one_pass(
-                    session_pk, owner, gate.last_episode_id, resolve_client(client), session_uuid, result
-                )
+                active = resolve_client(client)
+                if not forced and _defer_while_capped(session_pk, owner, refs.owner_pk, active):
+                    result.outcome = RunOutcome.DEFERRED
+                else:
+                    payer = (actor_pk or refs.owner_pk) if forced else refs.owner_pk
+                    stored = _one_pass(
+                        session_pk, owner, gate.last_episode_id, active, refs.uuid, result, charged_to=payer
+                    )
             if stored is StoreOutcome.LOST_LEASE:
                 result.outcome = RunOutcome.LOST
                 return result
@@ -117,6 +133,21 @@ def run_session(
     except BaseException as exc:
         run_state.mark_failed(session_pk, owner, f"{type(exc).__name__}: {exc}")
         raise
+
+
+def _defer_while_capped(session_pk: int, owner: str, owner_pk: int | None, client: InferenceClient) -> bool:
+    """True (and the session marked deferred) when the owner is at the
+    model-call cap: the pass is not made. The caller releases the session
+    as usual, leaving it idle with its episodes pending; the gate and the
+    sweep leave it alone until the cap allows, so a capped session is not
+    sent round again and again meanwhile."""
+    if not model_cap.counts_against_cap(client):
+        return False
+    wait = model_cap.model_call_wait(owner_pk)
+    if wait is None:
+        return False
+    run_state.defer(session_pk, owner, until=timezone.now() + wait)
+    return True
 
 
 def _hand_over(session_pk: int, owner: str, result: RunResult) -> RunResult:
@@ -136,6 +167,8 @@ def _one_pass(
     client: InferenceClient,
     session_uuid: str,
     result: RunResult,
+    *,
+    charged_to: int | None,
 ) -> StoreOutcome | None:
     """Fold the oldest un-summarized chunk (up to ``through_id``) into the
     chain with one model call; None when there is nothing to fold."""
@@ -167,6 +200,7 @@ def _one_pass(
         last_episode_id=plan.chunk.last_episode_id,
         kind=UtilityCall.Kind.UPDATE if plan.action is Action.UPDATE else UtilityCall.Kind.FRESH,
         log_kind=plan.action.value,
+        charged_to=charged_to,
     )
     answer = call_model(client, plan.prompt, span)
     stored, row = summary_store_pass(plan=plan, result=answer.completion, owner=owner)
