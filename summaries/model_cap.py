@@ -115,8 +115,9 @@ def check_model_call_allowed(*, user: Any) -> None:
 def chat_call_record(*, user: Any, session: ChatSession, client: InferenceClient) -> None:
     """Record the chat-model call about to be made through ``client`` for
     ``user``: it counts whether or not the model answers. Nothing for a
-    client that calls no model."""
-    if not counts_against_cap(client):
+    client that calls no model, nor without a cap: the row exists only to be
+    counted, and a chat turn is the hot path (enabling the cap starts the count)."""
+    if settings.UTILITY_CALLS_PER_USER_HOUR is None or not counts_against_cap(client):
         return
     ChatCall.objects.create(
         user=user if user is not None and user.is_authenticated else None,
