@@ -16,6 +16,9 @@ on. Measured by bench/retrieval_rankings.py (answer words found at 1,000 /
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future
+
+import numpy as np
 
 from django.conf import settings
 
@@ -32,12 +35,19 @@ MEANING_WEIGHT = 1.0
 
 
 def rank_for_question(
-    *, session: ChatSession, question: str, limit: int, exclude_ids: Iterable[int] = ()
+    *,
+    session: ChatSession,
+    question: str,
+    limit: int,
+    exclude_ids: Iterable[int] = (),
+    vector: Future[np.ndarray] | None = None,
 ) -> list[Hit]:
     """The session's episodes that best answer ``question``, best first, at
     most ``limit``; those in ``exclude_ids`` left out. An episode found by
     meaning alone has no matched terms. Cost is bounded by
-    ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``."""
+    ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``.
+    ``vector``: the question's vector already being computed
+    (``semantic.question_vector_soon``), else it is computed here."""
     excluded = list(exclude_ids)
     try:
         by_words = rank_session(
@@ -55,7 +65,7 @@ def rank_for_question(
     by_meaning = semantic.nearest(
         session_pk=session.pk,
         newest_episode_id=session.cached_last_episode_id,
-        vector=semantic.question_vector(question),
+        vector=vector.result() if vector is not None else semantic.question_vector(question),
         limit=limit,
         scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
         exclude_ids=excluded,

@@ -146,6 +146,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
+    vector = sources.question_vector_soon(session, question)
     recent = sources.recent_exchanges(session.pk, window)
     not_read: sources.SummaryPart | None = None
     chain: list[sources.SummaryPart] = []
@@ -163,7 +164,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         if window_start is None or covered_until < window_start - 1:
             uncovered = sources.uncovered_exchanges(session.pk, covered_until, window_start)
         if session.cached_episode_count > len(recent):
-            hits = sources.ranked_hits(session, question, exclude_ids=[ex.id for ex in recent])
+            hits = sources.ranked_hits(session, question, [ex.id for ex in recent], vector)
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.conf import settings
+
+from sessions_app import semantic
 from sessions_app.models import ChatSession, Episode
 from sessions_app.retrieval import rank_for_question
 from sessions_app.search import Hit
@@ -66,10 +71,22 @@ def uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -
     return [Exchange(*row) for row in rows]
 
 
-def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
+def ranked_hits(
+    session: ChatSession, question: str, exclude_ids: Iterable[int], vector: Future[Any] | None = None
+) -> list[Hit]:
     """The older episodes that rank highest for the question, best first
     (``sessions_app.retrieval``: by words and by meaning)."""
-    return rank_for_question(session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids)
+    return rank_for_question(
+        session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids, vector=vector
+    )
+
+
+def question_vector_soon(session: ChatSession, question: str) -> Future[Any] | None:
+    """Start encoding the question while the rest is read, when retrieval
+    by meaning is on and the session may hold episodes older than the recent window."""
+    if not semantic.enabled() or session.cached_episode_count <= settings.CONTEXT_RECENT_EPISODES:
+        return None
+    return semantic.question_vector_soon(question)
 
 
 def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchange, datetime]]:
