@@ -30,7 +30,9 @@ def database_settings(base_dir: Any) -> dict[str, Any]:
     try:
         default = dj_database_url.parse(url)
     except ValueError as exc:  # dj-database-url raises ValueError for unknown schemes
-        raise ImproperlyConfigured(f"Environment variable DATABASE_URL is not a valid database URL: {exc}") from exc
+        raise ImproperlyConfigured(
+            f"Environment variable DATABASE_URL is not a valid database URL: {exc}"
+        ) from exc
     default["ATOMIC_REQUESTS"] = False
     if default["ENGINE"] == "django.db.backends.postgresql":
         _postgresql(default)
