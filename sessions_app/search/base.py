@@ -36,6 +36,10 @@ class Backend(Protocol):
     def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
         """The session's newest ``size`` episodes, newest first, each with the ``terms`` it holds."""
 
+    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+        """``terms(text)`` and, when there are any, ``window(session_pk, terms, size=size)``
+        (on PostgreSQL in one round trip)."""
+
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         """Each term's matches in the session, found through the index, at most ``limit`` per term."""
 
@@ -49,4 +53,3 @@ class Backend(Protocol):
     ) -> dict[int, tuple[str, str]]:
         """Episode id -> its ``(user_input, response)`` with every word that matches one of
         ``terms`` (as the index matches it) between ``start`` and ``stop``."""
-
