@@ -45,7 +45,7 @@ class PostgresSearch:
             return [row[0] for row in cursor.fetchall()]
 
     def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
-        # ``terms`` and ``window`` in one round trip. Each term is tested as
+        # The terms and the window in one round trip. Each term is tested as
         # the tsquery ``tsquery_literal`` writes for it (quotes doubled,
         # backslashes doubled, in quotes); the first row carries the terms,
         # the others are the window, newest first, with one flag per term.
@@ -78,23 +78,6 @@ class PostgresSearch:
         return terms, [
             Match(pk, tokens, frozenset(term for term, held in zip(terms, flags, strict=True) if held))
             for pk, tokens, _, flags in rows
-        ]
-
-    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
-        holds = ", ".join(["search_vector @@ %s::tsquery"] * len(terms))
-        sql = f"""
-            SELECT id, token_count, ARRAY[{holds}] FROM {TABLE}
-             WHERE (session_id, id) > (%s, 0) AND (session_id, id) <= (%s, %s)
-             ORDER BY session_id DESC, id DESC
-             LIMIT %s
-        """
-        params = [*map(tsquery_literal, terms), session_pk, session_pk, MAX_ID, size]
-        with self.connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        return [
-            Match(pk, tokens, frozenset(term for term, held in zip(terms, flags, strict=True) if held))
-            for pk, tokens, flags in rows
         ]
 
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
