@@ -36,10 +36,10 @@ benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
 
 Cost does not grow with the session: the recent episodes are one index
-probe, the summary chain one query for at most ``CONTEXT_MAX_SUMMARIES``
-rows, the digest reads only the few uncovered episodes it quotes, the
-retrieval is bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the
-retrieved episodes that fit are read in full.
+probe; the summary chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the
+few uncovered episodes the digest quotes are one query; the retrieval is
+bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the retrieved episodes
+that fit are read in full.
 """
 
 from __future__ import annotations
@@ -155,13 +155,12 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     # window holds everything and nothing older can exist.
     if window == 0 or len(recent) >= window:
         window_start = recent[0].id if recent else None
-        # One row more than used tells whether older rows exist beyond the cap.
-        chain = sources.summary_chain(session.pk, window_start, max_summaries + 1)
+        # One row more than used tells whether older rows exist beyond the cap
+        # (the oldest: the uncovered episodes start after the newest row either way).
+        older = sources.older(session.pk, window_start, max_summaries + 1)
+        chain, uncovered = older.chain, older.uncovered
         if len(chain) > max_summaries:
             not_read, chain = chain[0], chain[1:]
-        covered_until = max((part.last_episode_id for part in chain), default=0)
-        if window_start is None or covered_until < window_start - 1:
-            uncovered = sources.uncovered_exchanges(session.pk, covered_until, window_start)
         if session.cached_episode_count > len(recent):
             hits = sources.ranked_hits(session, question, exclude_ids=[ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connections, router
+
 from sessions_app.models import ChatSession, Episode
+from sessions_app.querysets import MAX_ID
 from sessions_app.search import EmptyQuery, Hit, rank_session
 from summaries.context.layout import Exchange
 from summaries.models import Summary
@@ -40,29 +44,71 @@ def recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
     return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
 
 
-def summary_chain(session_pk: int, before_episode_id: int | None, limit: int) -> list[SummaryPart]:
-    """The newest ``limit`` rows that cover at least one episode older than
-    the recent window, oldest first (read newest first on the
-    ``(session, last_episode_id)`` index, so a long chain costs no more).
+@dataclass(frozen=True, slots=True)
+class Older:
+    """What stands in for the episodes before the recent window."""
 
-    A row lying wholly inside the recent window adds nothing the full
-    episodes do not already say, so it is left out.
+    chain: list[SummaryPart]  # oldest first
+    uncovered: list[Exchange]  # the oldest episodes no row of ``chain`` reaches, as many as the digest quotes
+
+
+@functools.cache
+def _older_sql() -> str:
+    summary, episode = Summary._meta.db_table, Episode._meta.db_table
+    # SQLite takes no parentheses around a SELECT in a compound, PostgreSQL no
+    # LIMIT in a branch without them; a subquery in FROM suits both. Typed
+    # NULLs: PostgreSQL reads a bare NULL in a subquery as text. ``chain`` is
+    # read twice, so both databases compute it once.
+    return f"""
+        WITH chain AS (
+            SELECT id, content, token_count, first_episode_id, last_episode_id
+              FROM "{summary}"
+             WHERE session_id = %s AND first_episode_id < %s
+             ORDER BY last_episode_id DESC, id DESC
+             LIMIT %s
+        )
+        SELECT 1, id, content, CAST(NULL AS TEXT), token_count, first_episode_id, last_episode_id FROM chain
+        UNION ALL
+        SELECT * FROM (
+            SELECT 2, e.id, e.user_input, e.response,
+                   CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+              FROM "{episode}" e
+             WHERE (e.session_id, e.id) > (%s, (SELECT coalesce(max(last_episode_id), 0) FROM chain))
+               AND (e.session_id, e.id) <= (%s, %s)
+             ORDER BY e.session_id, e.id
+             LIMIT %s
+        ) AS uncovered
     """
-    qs = Summary.objects.filter(session_id=session_pk)
-    if before_episode_id is not None:
-        qs = qs.filter(first_episode_id__lt=before_episode_id)
-    rows = qs.order_by("-last_episode_id", "-pk").values_list(
-        "pk", "content", "token_count", "first_episode_id", "last_episode_id"
-    )[:limit]
-    return [SummaryPart(*row) for row in reversed(list(rows))]
 
 
-def uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
-    """The oldest episodes between the end of the summary chain and the
-    recent window, as many as the digest can quote."""
-    qs = Episode.objects.after(session_pk, after_id, None if before_id is None else before_id - 1)
-    rows = qs.values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
-    return [Exchange(*row) for row in rows]
+def older(session_pk: int, before_episode_id: int | None, limit: int) -> Older:
+    """In one query: the newest ``limit`` summary rows that cover at least
+    one episode older than ``before_episode_id`` (the start of the recent
+    window; ``None``: every episode is older), oldest first; and the oldest
+    episodes between the end of those rows and the window, as many as the
+    digest can quote.
+
+    The rows are read newest first on the ``(session, last_episode_id)``
+    index and the episodes as a range of the ``(session, id)`` index, so a
+    long session costs no more. A row lying wholly inside the recent window
+    adds nothing the full episodes do not already say, so it is left out.
+    """
+    before = MAX_ID if before_episode_id is None else before_episode_id
+    through = MAX_ID if before_episode_id is None else before_episode_id - 1
+    params = [session_pk, before, limit, session_pk, session_pk, through, DIGEST_EPISODES]
+    connection = connections[router.db_for_read(Episode)]
+    with connection.cursor() as cursor:
+        cursor.execute(_older_sql(), params)
+        rows = cursor.fetchall()
+    chain = [
+        SummaryPart(pk, text, tokens, first, last)
+        for kind, pk, text, _, tokens, first, last in rows
+        if kind == 1
+    ]
+    uncovered = [
+        Exchange(pk, user_input, response) for kind, pk, user_input, response, *_ in rows if kind == 2
+    ]
+    return Older(chain=chain[::-1], uncovered=uncovered)
 
 
 def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
@@ -97,6 +143,4 @@ def episode_dates(session_pk: int, ids: Iterable[int]) -> dict[int, datetime]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    return dict(
-        Episode.objects.filter(session_id=session_pk, pk__in=wanted).values_list("pk", "created_at")
-    )
+    return dict(Episode.objects.filter(session_id=session_pk, pk__in=wanted).values_list("pk", "created_at"))
