@@ -50,12 +50,14 @@ def test_a_token_revoked_in_another_process_fails_here_at_once(shared_cache, own
     watching()
     assert client.get("/api/sessions/").status_code == 200  # remembered, checked against the mirror
     # The other process deletes the token (here: the row, with no signal in this
-    # process) and revokes; it returns once every process has acknowledged.
+    # process) and gives the user a new generation, as its revocation does once
+    # committed; that returns once every process has acknowledged it.
     Token.objects.filter(pk=token.pk)._raw_delete(Token.objects.db)
     took = run_in_other_process(
         shared_cache,
-        "import time; from nexus.api.authentication import revoke_remembered; "
-        f"start = time.monotonic(); revoke_remembered({owner.pk}); print(time.monotonic() - start)",
+        "import time; from nexus.api.authentication import generation_key; from nexus.marks import set_mark; "
+        f"start = time.monotonic(); set_mark(generation_key({owner.pk}), 'revoked', 60); "
+        "print(time.monotonic() - start)",
     )
     assert client.get("/api/sessions/").status_code == 401
     # Acknowledged by this process's listener, not waited out.
