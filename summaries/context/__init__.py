@@ -35,9 +35,9 @@ Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
 
-Cost does not grow with the session: the recent episodes are one index
-probe; the summary chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the
-few uncovered episodes the digest quotes are one query; the retrieval is
+Cost does not grow with the session: the recent episodes, the summary
+chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
+episodes the digest quotes are one query of index probes; the retrieval is
 bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the retrieved episodes
 that fit are read in full.
 """
@@ -146,23 +146,18 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
-    recent = sources.recent_exchanges(session.pk, window)
-    not_read: sources.SummaryPart | None = None
-    chain: list[sources.SummaryPart] = []
-    uncovered: list[Exchange] = []
-    hits: list[Hit] = []
     # With a window of 0 every episode is "older"; with a short session the
-    # window holds everything and nothing older can exist.
-    if window == 0 or len(recent) >= window:
-        window_start = recent[0].id if recent else None
-        # One row more than used tells whether older rows exist beyond the cap
-        # (the oldest: the uncovered episodes start after the newest row either way).
-        older = sources.older(session.pk, window_start, max_summaries + 1)
-        chain, uncovered = older.chain, older.uncovered
-        if len(chain) > max_summaries:
-            not_read, chain = chain[0], chain[1:]
-        if session.cached_episode_count > len(recent):
-            hits = sources.ranked_hits(session, question, exclude_ids=[ex.id for ex in recent])
+    # window holds everything and nothing older is read. One summary row more
+    # than used tells whether older rows exist beyond the cap (the oldest: the
+    # uncovered episodes start after the newest row either way).
+    parts = sources.recent_window(session.pk, window, max_summaries + 1)
+    recent, chain, uncovered = parts.recent, parts.chain, parts.uncovered
+    not_read: sources.SummaryPart | None = None
+    hits: list[Hit] = []
+    if len(chain) > max_summaries:
+        not_read, chain = chain[0], chain[1:]
+    if (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
+        hits = sources.ranked_hits(session, question, exclude_ids=[ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -32,83 +32,89 @@ class SummaryPart:
     last_episode_id: int
 
 
-def recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
-    """The last ``limit`` episodes, oldest first."""
-    if limit <= 0:
-        return []
-    rows = (
-        Episode.objects.for_session(session_pk)
-        .newest_first()
-        .values_list("pk", "user_input", "response")[:limit]
-    )
-    return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
-
-
 @dataclass(frozen=True, slots=True)
-class Older:
-    """What stands in for the episodes before the recent window."""
+class Window:
+    """The recent window and what stands in for the episodes before it."""
 
-    chain: list[SummaryPart]  # oldest first
+    recent: list[Exchange]  # the last ``window`` episodes, oldest first
+    chain: list[SummaryPart]  # oldest first; empty unless the window is full
     uncovered: list[Exchange]  # the oldest episodes no row of ``chain`` reaches, as many as the digest quotes
 
 
 @functools.cache
-def _older_sql() -> str:
+def _window_sql() -> str:
     summary, episode = Summary._meta.db_table, Episode._meta.db_table
-    # SQLite takes no parentheses around a SELECT in a compound, PostgreSQL no
-    # LIMIT in a branch without them; a subquery in FROM suits both. Typed
-    # NULLs: PostgreSQL reads a bare NULL in a subquery as text. ``chain`` is
-    # read twice, so both databases compute it once.
+    # ``start`` is the first id of a full window (the end of the ids for a
+    # window of 0) and NULL for a window that is not full: then nothing is
+    # older and the other two parts read no rows. SQLite takes no parentheses
+    # around a SELECT in a compound, PostgreSQL no LIMIT in a branch without
+    # them; a subquery in FROM suits both. Typed NULLs: PostgreSQL reads a bare
+    # NULL in a subquery as text. CTEs read twice are computed once.
     return f"""
-        WITH chain AS (
+        WITH recent AS (
+            SELECT id, user_input, response FROM "{episode}"
+             WHERE (session_id, id) > (%(session)s, 0) AND (session_id, id) <= (%(session)s, %(max_id)s)
+             ORDER BY session_id DESC, id DESC
+             LIMIT %(window)s
+        ), bound AS (
+            SELECT CASE WHEN count(*) >= %(window)s THEN coalesce(min(id), %(max_id)s) END AS start FROM recent
+        ), chain AS (
             SELECT id, content, token_count, first_episode_id, last_episode_id
               FROM "{summary}"
-             WHERE session_id = %s AND first_episode_id < %s
+             WHERE session_id = %(session)s AND first_episode_id < (SELECT start FROM bound)
              ORDER BY last_episode_id DESC, id DESC
-             LIMIT %s
+             LIMIT %(summaries)s
         )
+        SELECT 0, id, user_input, response, CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+          FROM recent
+        UNION ALL
         SELECT 1, id, content, CAST(NULL AS TEXT), token_count, first_episode_id, last_episode_id FROM chain
         UNION ALL
         SELECT * FROM (
             SELECT 2, e.id, e.user_input, e.response,
                    CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
               FROM "{episode}" e
-             WHERE (e.session_id, e.id) > (%s, (SELECT coalesce(max(last_episode_id), 0) FROM chain))
-               AND (e.session_id, e.id) <= (%s, %s)
+             WHERE (e.session_id, e.id) > (%(session)s, (SELECT coalesce(max(last_episode_id), 0) FROM chain))
+               AND (e.session_id, e.id) < (%(session)s, (SELECT start FROM bound))
              ORDER BY e.session_id, e.id
-             LIMIT %s
+             LIMIT %(digest)s
         ) AS uncovered
     """
 
 
-def older(session_pk: int, before_episode_id: int | None, limit: int) -> Older:
-    """In one query: the newest ``limit`` summary rows that cover at least
-    one episode older than ``before_episode_id`` (the start of the recent
-    window; ``None``: every episode is older), oldest first; and the oldest
-    episodes between the end of those rows and the window, as many as the
-    digest can quote.
+def recent_window(session_pk: int, window: int, summaries: int) -> Window:
+    """In one query: the last ``window`` episodes; and, when the session
+    holds more than that (every episode is older for a window of 0), the
+    newest ``summaries`` summary rows that cover at least one episode older
+    than the window, and the oldest episodes between the end of those rows
+    and the window, as many as the digest can quote.
 
-    The rows are read newest first on the ``(session, last_episode_id)``
-    index and the episodes as a range of the ``(session, id)`` index, so a
+    The episodes are ranges of the ``(session, id)`` index and the rows are
+    read newest first on the ``(session, last_episode_id)`` index, so a
     long session costs no more. A row lying wholly inside the recent window
     adds nothing the full episodes do not already say, so it is left out.
     """
-    before = MAX_ID if before_episode_id is None else before_episode_id
-    through = MAX_ID if before_episode_id is None else before_episode_id - 1
-    params = [session_pk, before, limit, session_pk, session_pk, through, DIGEST_EPISODES]
+    params = {
+        "session": session_pk,
+        "window": max(window, 0),
+        "max_id": MAX_ID,
+        "summaries": summaries,
+        "digest": DIGEST_EPISODES,
+    }
     connection = connections[router.db_for_read(Episode)]
     with connection.cursor() as cursor:
-        cursor.execute(_older_sql(), params)
+        cursor.execute(_window_sql(), params)
         rows = cursor.fetchall()
+    recent = [Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 0]
     chain = [
         SummaryPart(pk, text, tokens, first, last)
-        for kind, pk, text, _, tokens, first, last in rows
-        if kind == 1
+        for part, pk, text, _, tokens, first, last in rows
+        if part == 1
     ]
     uncovered = [
-        Exchange(pk, user_input, response) for kind, pk, user_input, response, *_ in rows if kind == 2
+        Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 2
     ]
-    return Older(chain=chain[::-1], uncovered=uncovered)
+    return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
 
 
 def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
