@@ -92,13 +92,16 @@ def set_mark(key: str, value: str, timeout: int) -> None:
         watch.mirror(full, raw)  # this process, without waiting for its own listener
     ack_key = cache.make_key(f"mark-ack:{uuid.uuid4().hex}")
     message = json.dumps({"key": full, "value": value, "ack": ack_key})
-    subscribers = client.publish(changes_channel(), message)
+    subscribers = client.publish(changes_channel(client), message)
     _await_acks(client, ack_key, subscribers)
 
 
-def changes_channel() -> str:
-    """Where mark changes are published: one channel per shared cache (its key prefix)."""
-    return cache.make_key("mark-changes")
+def changes_channel(client: redis.Redis) -> str:
+    """Where mark changes are published: one channel per shared cache. Channels
+    are server-wide, not per database, so the name holds the database number
+    as well as the cache's key prefix (caches on one server stay apart)."""
+    db = client.get_connection_kwargs().get("db", 0)
+    return f"{cache.make_key('mark-changes')}:db{db}"
 
 
 def _await_acks(client: redis.Redis, ack_key: str, expected: int) -> None:
@@ -121,7 +124,7 @@ class MarkWatch:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self.channel = changes_channel()
+        self.channel = changes_channel(client)
         self.pid = os.getpid()
         self.changes_seen = 0
         self._values: dict[str, object] = {}
