@@ -89,7 +89,7 @@ def set_mark(key: str, value: str, timeout: int) -> None:
     client.set(full, raw, ex=timeout)
     watch = _watches.get((os.getpid(), id(client)))
     if watch is not None:
-        watch.mirror(full, raw)  # this process, without waiting for its own listener
+        watch.changed(full, raw)  # this process, without waiting for its own listener
     ack_key = cache.make_key(f"mark-ack:{uuid.uuid4().hex}")
     message = json.dumps({"key": full, "value": value, "ack": ack_key})
     subscribers = client.publish(changes_channel(client), message)
@@ -125,7 +125,6 @@ class MarkWatch:
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
         self.channel = changes_channel(client)
-        self.pid = os.getpid()
         self.changes_seen = 0
         self._values: dict[str, object] = {}
         self._lock = threading.Lock()
@@ -141,16 +140,20 @@ class MarkWatch:
     def mirrored(self, full_key: str) -> object:
         return self._values.get(full_key, _MISSING)
 
-    def mirror(self, full_key: str, value: object, *, if_unchanged_since: int | None = None) -> None:
-        """Keep ``value``; a value read from the store is kept only if no
-        change arrived since the read began (it could be older than that change)."""
+    def mirror(self, full_key: str, value: object, *, if_unchanged_since: int) -> None:
+        """Keep ``value`` read from the store, unless a change arrived since
+        the read began (the value could be older than that change)."""
         with self._lock:
-            if if_unchanged_since is not None and (
-                if_unchanged_since != self.changes_seen or not self._subscribed
-            ):
+            if if_unchanged_since != self.changes_seen or not self._subscribed:
                 return
             if len(self._values) >= MAX_MIRRORED:
                 self._values.clear()
+            self._values[full_key] = value
+
+    def changed(self, full_key: str, value: object) -> None:
+        """A change of the mark: it replaces whatever the mirror holds."""
+        with self._lock:
+            self.changes_seen += 1
             self._values[full_key] = value
 
     def _forget_all(self) -> None:
@@ -199,9 +202,7 @@ class MarkWatch:
             self._last_heard = time.monotonic()
 
     def _apply(self, change: dict[str, str]) -> None:
-        with self._lock:
-            self.changes_seen += 1
-            self._values[change["key"]] = change["value"].encode()
+        self.changed(change["key"], change["value"].encode())
         pipe = self.client.pipeline(transaction=False)
         pipe.rpush(change["ack"], 1)
         pipe.expire(change["ack"], 60)
