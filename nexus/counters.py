@@ -1,4 +1,4 @@
-"""Counters and marks in the shared store that cost one round trip.
+"""Counters in the shared store that cost one round trip (marks: ``nexus.marks``).
 
 A throttle counts every API request. Django's cache API gives no atomic
 "add one, creating the key with an expiry": on Redis ``incr`` first asks
@@ -18,7 +18,11 @@ from django.conf import settings
 from django.core.cache import cache
 
 
-def _redis_client() -> redis.Redis | None:
+def store_client() -> redis.Redis | None:
+    """redis-py's client of the shared cache's server (None when the cache is not Redis).
+
+    Django's Redis cache builds a new client object on every call, which on
+    the API's hot path costs more than a round trip itself."""
     config = settings.CACHES["default"]
     if not config["BACKEND"].endswith(".RedisCache"):
         return None
@@ -73,7 +77,7 @@ def _count_from_lease(key: str, timeout: int, batch: int) -> int:
 
 
 def _add(key: str, amount: int, timeout: int) -> int:
-    client = _redis_client()
+    client = store_client()
     if client is not None:
         full = cache.make_key(key)
         pipe = client.pipeline(transaction=False)
@@ -92,14 +96,3 @@ def _add(key: str, amount: int, timeout: int) -> int:
     except ValueError:  # and it expired already
         cache.set(key, amount, timeout)
         return amount
-
-
-def current_mark(key: str) -> object:
-    """The value under ``key`` as the store holds it (raw bytes on Redis),
-    to compare with an earlier read, never to decode. Read with the client
-    above: Django's Redis cache builds a new client object on every call,
-    which on the API's hot path costs more than the round trip itself."""
-    client = _redis_client()
-    if client is not None:
-        return client.get(cache.make_key(key))
-    return cache.get(key)

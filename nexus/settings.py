@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from nexus.database_settings import database_settings
 from nexus.env import (
     env_bool,
     env_choice,
@@ -104,30 +104,7 @@ TEMPLATES = [
 
 # --- Database ---------------------------------------------------------------
 
-_DEFAULT_DATABASE_URL = f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
-try:
-    DATABASES = {
-        "default": dj_database_url.parse(
-            env_str("DATABASE_URL") or _DEFAULT_DATABASE_URL,
-            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
-        )
-    }
-except ValueError as exc:  # dj-database-url raises ValueError for unknown schemes
-    raise ImproperlyConfigured(f"Environment variable DATABASE_URL is not a valid database URL: {exc}") from exc
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # An unreachable server fails a request (and /healthz) in seconds, not after the OS gives up.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1)
-    )
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web process read while a task writes; a busy timeout
-    # keeps short write bursts from failing with "database is locked".
-    DATABASES["default"]["OPTIONS"] = {
-        "timeout": 20,
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
+DATABASES = database_settings(BASE_DIR)  # nexus/database_settings.py: the pool, timeouts, SQLite's WAL
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n, static -----------------------------------------------------

@@ -1,6 +1,7 @@
 """Asking for summarization work: the one entry point and its two explicit kinds.
 
-- ``request_run``: after the current transaction commits, run the cheap gate
+- ``request_run``: after the current transaction commits (inside a request,
+  once its response has been sent, unless ``force``), run the cheap gate
   and, when it fires (or ``force``), mark the session queued and send a run.
   The episode write path (the signal), the API's "summarize now" and
   anything else that asks for a run call this.
@@ -30,6 +31,7 @@ from typing import Any
 from asgiref.local import Local
 from django.db import transaction
 
+from nexus.after_response import after_response
 from sessions_app.models import ChatSession
 from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
@@ -55,6 +57,15 @@ class _AfterCommitRun:
 
     def __call__(self) -> None:
         self.ran = True
+        # A write's check waits until its response has been sent (a 201, a chat
+        # reply's [DONE]): the answer does not wait for the gate's query, and a
+        # trigger lost to a process dying in between is the sweep's to find.
+        # An explicit request (force) is queued before its 202 answers, so a
+        # status read right after it finds the session queued.
+        if self.force or not after_response(self.run_now):
+            self.run_now()
+
+    def run_now(self) -> None:
         try:
             request_run_now(session_pk=self.session_pk, force=self.force, actor_pk=self.actor_pk)
         except Exception:  # noqa: BLE001 - an episode write must never fail because of this
@@ -107,7 +118,8 @@ def _pending(session_pk: int, force: bool) -> bool:
 
 def request_run(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> None:
     """After the current transaction commits: check the gate and, when it
-    fires (or ``force``), mark the session queued and send a run.
+    fires (or ``force``), mark the session queued and send a run. Inside a
+    request an ordinary check waits until the response has been sent.
 
     Safe inside a transaction (nothing happens unless it commits) and cheap
     outside one. Adds one query to a write whose gate does not fire; never

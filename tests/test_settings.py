@@ -111,7 +111,56 @@ def setting_for(name: str, **env_overrides: str):
     return json.loads(result.stdout)
 
 
+POSTGRES_URL = "postgres://nexus@db.example:5432/nexus"
+
+
+def database_for(**env_overrides: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DJANGO_"))}
+    env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
+    code = "import json; from django.conf import settings; print(json.dumps(settings.DATABASES['default']))"
+    return subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def database(**env_overrides: str) -> dict:
+    result = database_for(**env_overrides)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
 def test_the_model_call_cap_is_off_unless_set():
     assert setting_for("UTILITY_CALLS_PER_USER_HOUR") is None
     assert setting_for("UTILITY_CALLS_PER_USER_HOUR", UTILITY_CALLS_PER_USER_HOUR=" ") is None
     assert setting_for("UTILITY_CALLS_PER_USER_HOUR", UTILITY_CALLS_PER_USER_HOUR="30") == 30
+
+
+def test_postgresql_connections_come_from_a_pool():
+    db = database(DATABASE_URL=POSTGRES_URL)
+    # The pool keeps the connections; Django hands them back at the end of each request.
+    assert db["CONN_MAX_AGE"] == 0
+    assert db["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 8, "timeout": 5}
+    sized = database(DATABASE_URL=POSTGRES_URL, DATABASE_POOL_MAX_SIZE="3", DATABASE_CONNECT_TIMEOUT="2")
+    assert sized["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 3, "timeout": 2}
+
+
+def test_a_connection_lifetime_asks_for_persistent_connections_instead():
+    db = database(DATABASE_URL=POSTGRES_URL, DATABASE_CONN_MAX_AGE="600")
+    assert db["CONN_MAX_AGE"] == 600 and "pool" not in db["OPTIONS"]
+    assert "pool" not in database(DATABASE_URL=POSTGRES_URL, DATABASE_POOL="0")["OPTIONS"]
+    # SQLite has no pool: persistent connections as before.
+    assert database()["CONN_MAX_AGE"] == 60
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"DATABASE_POOL": "1", "DATABASE_CONN_MAX_AGE": "60"}, "DATABASE_CONN_MAX_AGE"),
+        ({"DATABASE_POOL": "maybe"}, "DATABASE_POOL"),
+        ({"DATABASE_POOL_MAX_SIZE": "0"}, "DATABASE_POOL_MAX_SIZE"),
+    ],
+)
+def test_bad_pool_settings_name_the_variable(env, named):
+    result = database_for(DATABASE_URL=POSTGRES_URL, **env)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and named in result.stderr

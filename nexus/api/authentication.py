@@ -8,9 +8,11 @@ so a client writing many episodes pays that query once per interval.
 What the memory must not do is outlive a revocation. Each user has a token
 generation in the shared cache (``nexus.store_settings``), changed whenever
 one of their tokens is deleted or the user row changes (deactivation, a new
-password, a demotion). A remembered answer is used only while the generation
-it was read with is still the current one: one cache GET per request, and a
-deleted token fails at once in every process sharing the cache.
+password, a demotion), once that change is committed. A remembered answer is
+used only while the generation it was read with is still the current one,
+and a deleted token fails at once in every process sharing the cache: the
+change returns only when every process holds the new generation
+(``nexus.marks``), so checking it costs no round trip to the cache.
 
 A request whose token is refused counts against the anonymous throttle
 before its 401, so guessing tokens is limited like any anonymous traffic.
@@ -27,14 +29,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import get_hasher, identify_hasher
-from django.core.cache import cache
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_save
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from nexus.api.throttling import anonymous_wait
-from nexus.counters import current_mark
+from nexus.marks import current_mark, set_mark
 
 MAX_ENTRIES = 10_000
 _UNREAD = object()
@@ -48,10 +50,18 @@ def generation_key(user_pk: Any) -> str:
 
 
 def revoke_remembered(user_pk: Any) -> None:
-    """Every process stops trusting what it remembers of this user's tokens.
-    The mark outlives any remembered answer read before it."""
+    """Every process stops trusting what it remembers of this user's tokens:
+    this one now, the others once the change is committed (until then the
+    database still holds the old rows, and a process that looked them up in
+    between would remember them under the new generation). The mark
+    outlives any remembered answer read before it."""
+    forget_tokens(user_pk=user_pk)
+    transaction.on_commit(lambda: _new_generation(user_pk))
+
+
+def _new_generation(user_pk: Any) -> None:
     timeout = max(settings.API_TOKEN_CACHE_SECONDS * 2, 60)
-    cache.set(generation_key(user_pk), uuid.uuid4().hex, timeout)
+    set_mark(generation_key(user_pk), uuid.uuid4().hex, timeout)
     forget_tokens(user_pk=user_pk)
 
 

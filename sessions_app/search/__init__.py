@@ -87,12 +87,11 @@ def rank_session(
     ``EmptyQuery`` when the text holds no searchable term.
     """
     backend = episode_backend()
-    terms = backend.terms(text)
+    # At least as many as asked for: a common term's candidates are the window's.
+    terms, window = backend.terms_and_window(session_pk, text, size=max(WINDOW, limit))
     if not terms:
         raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
     cap = settings.CONTEXT_RETRIEVE_CANDIDATES
-    # At least as many as asked for: a common term's candidates are the window's.
-    window = backend.window(session_pk, terms, size=max(WINDOW, limit))
     size = len(window)
     in_window = Counter(term for match in window for term in match.terms)
     whole_session = size >= episode_count

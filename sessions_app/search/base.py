@@ -33,8 +33,9 @@ class Backend(Protocol):
     def terms(self, text: str) -> list[str]:
         """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
 
-    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
-        """The session's newest ``size`` episodes, newest first, each with the ``terms`` it holds."""
+    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+        """``terms(text)`` and the session's newest ``size`` episodes, newest first, each
+        with the terms it holds (none without terms); on PostgreSQL in one round trip."""
 
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         """Each term's matches in the session, found through the index, at most ``limit`` per term."""
@@ -49,4 +50,3 @@ class Backend(Protocol):
     ) -> dict[int, tuple[str, str]]:
         """Episode id -> its ``(user_input, response)`` with every word that matches one of
         ``terms`` (as the index matches it) between ``start`` and ``stop``."""
-

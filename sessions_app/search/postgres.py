@@ -44,21 +44,40 @@ class PostgresSearch:
             )
             return [row[0] for row in cursor.fetchall()]
 
-    def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
-        holds = ", ".join(["search_vector @@ %s::tsquery"] * len(terms))
+    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+        # The terms and the window in one round trip. Each term is tested as
+        # the tsquery ``tsquery_literal`` writes for it (quotes doubled,
+        # backslashes doubled, in quotes); the first row carries the terms,
+        # the others are the window, newest first, with one flag per term.
         sql = f"""
-            SELECT id, token_count, ARRAY[{holds}] FROM {TABLE}
-             WHERE (session_id, id) > (%s, 0) AND (session_id, id) <= (%s, %s)
-             ORDER BY session_id DESC, id DESC
-             LIMIT %s
+            WITH found AS MATERIALIZED (
+                SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s
+            ), terms AS MATERIALIZED (
+                SELECT array_agg(lexeme) AS lexemes,
+                       array_agg((
+                           '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''''
+                       )::tsquery) AS queries
+                  FROM found
+            )
+            SELECT NULL::bigint, NULL::integer, lexemes, NULL::boolean[] FROM terms
+            UNION ALL
+            (SELECT e.id, e.token_count, NULL::text[],
+                    ARRAY(SELECT e.search_vector @@ u.query
+                            FROM unnest(terms.queries) WITH ORDINALITY AS u(query, n) ORDER BY u.n)
+               FROM {TABLE} e, terms
+              WHERE terms.lexemes IS NOT NULL
+                AND (e.session_id, e.id) > (%s, 0) AND (e.session_id, e.id) <= (%s, %s)
+              ORDER BY e.session_id DESC, e.id DESC
+              LIMIT %s)
         """
-        params = [*map(tsquery_literal, terms), session_pk, session_pk, MAX_ID, size]
+        params = [settings.SEARCH_CONFIG, text, MAX_TERMS, session_pk, session_pk, MAX_ID, size]
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        return [
+            (_, _, found, _), *rows = cursor.fetchall()
+        terms = list(found or [])
+        return terms, [
             Match(pk, tokens, frozenset(term for term, held in zip(terms, flags, strict=True) if held))
-            for pk, tokens, flags in rows
+            for pk, tokens, _, flags in rows
         ]
 
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:

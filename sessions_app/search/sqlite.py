@@ -39,6 +39,10 @@ class SqliteSearch:
                     break
         return list(seen)
 
+    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+        terms = self.terms(text)
+        return terms, self.window(session_pk, terms, size=size) if terms else []
+
     def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
         with self.connection.cursor() as cursor:
             cursor.execute(

@@ -35,11 +35,11 @@ Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
 
-Cost does not grow with the session: the recent episodes are one index
-probe, the summary chain one query for at most ``CONTEXT_MAX_SUMMARIES``
-rows, the digest reads only the few uncovered episodes it quotes, the
-retrieval is bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the
-retrieved episodes that fit are read in full.
+Cost does not grow with the session: the recent episodes, the summary
+chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
+episodes the digest quotes are one query of index probes; the retrieval is
+bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the retrieved episodes
+that fit are read in full.
 """
 
 from __future__ import annotations
@@ -147,24 +147,18 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
     vector = sources.question_vector_soon(session, question)
-    recent = sources.recent_exchanges(session.pk, window)
-    not_read: sources.SummaryPart | None = None
-    chain: list[sources.SummaryPart] = []
-    uncovered: list[Exchange] = []
-    hits: list[Hit] = []
     # With a window of 0 every episode is "older"; with a short session the
-    # window holds everything and nothing older can exist.
-    if window == 0 or len(recent) >= window:
-        window_start = recent[0].id if recent else None
-        # One row more than used tells whether older rows exist beyond the cap.
-        chain = sources.summary_chain(session.pk, window_start, max_summaries + 1)
-        if len(chain) > max_summaries:
-            not_read, chain = chain[0], chain[1:]
-        covered_until = max((part.last_episode_id for part in chain), default=0)
-        if window_start is None or covered_until < window_start - 1:
-            uncovered = sources.uncovered_exchanges(session.pk, covered_until, window_start)
-        if session.cached_episode_count > len(recent):
-            hits = sources.ranked_hits(session, question, [ex.id for ex in recent], vector)
+    # window holds everything and nothing older is read. One summary row more
+    # than used tells whether older rows exist beyond the cap (the oldest: the
+    # uncovered episodes start after the newest row either way).
+    parts = sources.recent_window(session.pk, window, max_summaries + 1)
+    recent, chain, uncovered = parts.recent, parts.chain, parts.uncovered
+    not_read: sources.SummaryPart | None = None
+    hits: list[Hit] = []
+    if len(chain) > max_summaries:
+        not_read, chain = chain[0], chain[1:]
+    if (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
+        hits = sources.ranked_hits(session, question, [ex.id for ex in recent], vector)
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

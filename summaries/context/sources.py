@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -9,9 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import connections, router
 
 from sessions_app import semantic
 from sessions_app.models import ChatSession, Episode
+from sessions_app.querysets import MAX_ID
 from sessions_app.retrieval import rank_for_question
 from sessions_app.search import Hit
 from summaries.context.layout import Exchange
@@ -34,41 +37,89 @@ class SummaryPart:
     last_episode_id: int
 
 
-def recent_exchanges(session_pk: int, limit: int) -> list[Exchange]:
-    """The last ``limit`` episodes, oldest first."""
-    if limit <= 0:
-        return []
-    rows = (
-        Episode.objects.for_session(session_pk)
-        .newest_first()
-        .values_list("pk", "user_input", "response")[:limit]
-    )
-    return [Exchange(pk, user_input, response) for pk, user_input, response in reversed(list(rows))]
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The recent window and what stands in for the episodes before it."""
+
+    recent: list[Exchange]  # the last ``window`` episodes, oldest first
+    chain: list[SummaryPart]  # oldest first; empty unless the window is full
+    uncovered: list[Exchange]  # the oldest episodes no row of ``chain`` reaches, as many as the digest quotes
 
 
-def summary_chain(session_pk: int, before_episode_id: int | None, limit: int) -> list[SummaryPart]:
-    """The newest ``limit`` rows that cover at least one episode older than
-    the recent window, oldest first (read newest first on the
-    ``(session, last_episode_id)`` index, so a long chain costs no more).
-
-    A row lying wholly inside the recent window adds nothing the full
-    episodes do not already say, so it is left out.
+@functools.cache
+def _window_sql() -> str:
+    summary, episode = Summary._meta.db_table, Episode._meta.db_table
+    # ``start`` is the first id of a full window (the end of the ids for a
+    # window of 0) and NULL for a window that is not full: then nothing is
+    # older and the other two parts read no rows. SQLite takes no parentheses
+    # around a SELECT in a compound, PostgreSQL no LIMIT in a branch without
+    # them; a subquery in FROM suits both. Typed NULLs: PostgreSQL reads a bare
+    # NULL in a subquery as text. CTEs read twice are computed once.
+    return f"""
+        WITH recent AS (
+            SELECT id, user_input, response FROM "{episode}"
+             WHERE (session_id, id) > (%(session)s, 0) AND (session_id, id) <= (%(session)s, %(max_id)s)
+             ORDER BY session_id DESC, id DESC
+             LIMIT %(window)s
+        ), bound AS (
+            SELECT CASE WHEN count(*) >= %(window)s THEN coalesce(min(id), %(max_id)s) END AS start FROM recent
+        ), chain AS (
+            SELECT id, content, token_count, first_episode_id, last_episode_id
+              FROM "{summary}"
+             WHERE session_id = %(session)s AND first_episode_id < (SELECT start FROM bound)
+             ORDER BY last_episode_id DESC, id DESC
+             LIMIT %(summaries)s
+        )
+        SELECT 0, id, user_input, response, CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+          FROM recent
+        UNION ALL
+        SELECT 1, id, content, CAST(NULL AS TEXT), token_count, first_episode_id, last_episode_id FROM chain
+        UNION ALL
+        SELECT * FROM (
+            SELECT 2, e.id, e.user_input, e.response,
+                   CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+              FROM "{episode}" e
+             WHERE (e.session_id, e.id) > (%(session)s, (SELECT coalesce(max(last_episode_id), 0) FROM chain))
+               AND (e.session_id, e.id) < (%(session)s, (SELECT start FROM bound))
+             ORDER BY e.session_id, e.id
+             LIMIT %(digest)s
+        ) AS uncovered
     """
-    qs = Summary.objects.filter(session_id=session_pk)
-    if before_episode_id is not None:
-        qs = qs.filter(first_episode_id__lt=before_episode_id)
-    rows = qs.order_by("-last_episode_id", "-pk").values_list(
-        "pk", "content", "token_count", "first_episode_id", "last_episode_id"
-    )[:limit]
-    return [SummaryPart(*row) for row in reversed(list(rows))]
 
 
-def uncovered_exchanges(session_pk: int, after_id: int, before_id: int | None) -> list[Exchange]:
-    """The oldest episodes between the end of the summary chain and the
-    recent window, as many as the digest can quote."""
-    qs = Episode.objects.after(session_pk, after_id, None if before_id is None else before_id - 1)
-    rows = qs.values_list("pk", "user_input", "response")[:DIGEST_EPISODES]
-    return [Exchange(*row) for row in rows]
+def recent_window(session_pk: int, window: int, summaries: int) -> Window:
+    """In one query: the last ``window`` episodes; and, when the session
+    holds more than that (every episode is older for a window of 0), the
+    newest ``summaries`` summary rows that cover at least one episode older
+    than the window, and the oldest episodes between the end of those rows
+    and the window, as many as the digest can quote.
+
+    The episodes are ranges of the ``(session, id)`` index and the rows are
+    read newest first on the ``(session, last_episode_id)`` index, so a
+    long session costs no more. A row lying wholly inside the recent window
+    adds nothing the full episodes do not already say, so it is left out.
+    """
+    params = {
+        "session": session_pk,
+        "window": max(window, 0),
+        "max_id": MAX_ID,
+        "summaries": summaries,
+        "digest": DIGEST_EPISODES,
+    }
+    connection = connections[router.db_for_read(Episode)]
+    with connection.cursor() as cursor:
+        cursor.execute(_window_sql(), params)
+        rows = cursor.fetchall()
+    recent = [Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 0]
+    chain = [
+        SummaryPart(pk, text, tokens, first, last)
+        for part, pk, text, _, tokens, first, last in rows
+        if part == 1
+    ]
+    uncovered = [
+        Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 2
+    ]
+    return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
 
 
 def ranked_hits(
@@ -105,6 +156,4 @@ def episode_dates(session_pk: int, ids: Iterable[int]) -> dict[int, datetime]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    return dict(
-        Episode.objects.filter(session_id=session_pk, pk__in=wanted).values_list("pk", "created_at")
-    )
+    return dict(Episode.objects.filter(session_id=session_pk, pk__in=wanted).values_list("pk", "created_at"))
