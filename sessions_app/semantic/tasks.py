@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 
 from nexus.dispatch import dispatch
 from sessions_app.semantic import enabled
@@ -12,12 +13,11 @@ from sessions_app.semantic.store import embed_pending
 
 logger = logging.getLogger("nexus.semantic")
 
-#: A single write sends the task when the session's episode count is a
-#: multiple of this: the newest episodes are in the context's recent window
-#: anyway (CONTEXT_RECENT_EPISODES, 8), which retrieval never draws from, so
-#: their vectors can wait for a few more writes and be encoded together,
-#: and a write pays for the publish only once in this many.
-EVERY = 4
+# A single write sends the task when the session's episode count is a
+# multiple of CONTEXT_RECENT_EPISODES: the newest episodes are in the
+# context's recent window, which retrieval never draws from, so every
+# episode older than the window has had its task sent, and a write pays
+# for the publish only once per window's worth of writes.
 #: Episodes one task encodes at most before it sends the next for the rest.
 RUN_LIMIT = 500
 
@@ -32,10 +32,15 @@ def embed_session(session_pk: int) -> int:
 
 def embedding_due(episode_count: int, *, written: int = 1) -> bool:
     """Whether a transaction that wrote ``written`` episodes, leaving the
-    session with ``episode_count``, sends the task (see ``EVERY``)."""
+    session with ``episode_count``, sends the task (see ``every``)."""
     if not enabled() or episode_count <= 0:
         return False
-    return written > 1 or episode_count % EVERY == 0
+    return written > 1 or episode_count % every() == 0
+
+
+def every() -> int:
+    """Single writes between two sends (see above)."""
+    return max(1, settings.CONTEXT_RECENT_EPISODES)
 
 
 def queue_embedding(session_pk: int) -> bool:

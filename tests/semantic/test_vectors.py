@@ -8,7 +8,7 @@ from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import embed_pending, nearest, question_vector
 from sessions_app.semantic.neighbours import forget
 from sessions_app.services import episodes_bulk_create
-from sessions_app.semantic.tasks import EVERY
+from sessions_app.semantic.tasks import every
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
@@ -89,16 +89,16 @@ def post(api_client, url, body, commits):
 
 def test_api_writes_embed_after_the_response(semantic, session, api_client, django_capture_on_commit_callbacks):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(EVERY)]
-    # Every EVERY-th single write sends the task, which encodes all that is
+    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(every())]
+    # Every window's worth of single writes sends the task, which encodes all that is
     # missing; with no broker it runs once the response has been sent.
-    assert counts == [0] * (EVERY - 1) + [EVERY]
-    assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == EVERY + 3
+    assert counts == [0] * (every() - 1) + [every()]
+    assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == every() + 3
 
 
 def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(session, api_client, django_capture_on_commit_callbacks):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    for n in range(EVERY):
+    for n in range(every()):
         post(api_client, url, exchange(n), django_capture_on_commit_callbacks)
     assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == 0
 
