@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 
 import numpy as np
-
 from django.conf import settings
 
 from sessions_app import semantic

@@ -63,7 +63,8 @@ class Encoder:
             # One text per run: no padding to compute, and short texts stay cheap.
             ids = np.asarray([encoding.ids], dtype=np.int64)
             (states,) = session.run(
-                None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+                None,
+                {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)},
             )
             vector = states[0].mean(axis=0)
             out[row] = vector / max(float(np.linalg.norm(vector)), _EPSILON)

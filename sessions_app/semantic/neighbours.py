@@ -100,7 +100,9 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         kept = None
     after = kept.newest if kept is not None else 0
     ids, tokens, blobs = _read_newest(session_pk, after=after, limit=scan)
-    fresh = SessionVectors(np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), to_matrix(blobs))
+    fresh = SessionVectors(
+        np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), to_matrix(blobs)
+    )
     if kept is None:
         known = fresh
     else:
@@ -147,4 +149,3 @@ def forget(session_pk: int | None = None) -> None:
             _cache.clear()
         else:
             _cache.pop(session_pk, None)
-

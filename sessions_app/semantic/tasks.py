@@ -13,11 +13,6 @@ from sessions_app.semantic.store import embed_pending
 
 logger = logging.getLogger("nexus.semantic")
 
-# A single write sends the task when the session's episode count is a
-# multiple of CONTEXT_RECENT_EPISODES: the newest episodes are in the
-# context's recent window, which retrieval never draws from, so every
-# episode older than the window has had its task sent, and a write pays
-# for the publish only once per window's worth of writes.
 #: Episodes one task encodes at most before it sends the next for the rest.
 RUN_LIMIT = 500
 
@@ -39,7 +34,11 @@ def embedding_due(episode_count: int, *, written: int = 1) -> bool:
 
 
 def every() -> int:
-    """Single writes between two sends (see above)."""
+    """Single writes between two sends: a session's window's worth
+    (CONTEXT_RECENT_EPISODES). The newest episodes are in the context's
+    recent window, which retrieval never draws from, so every episode older
+    than the window has had its task sent, and a write pays for the publish
+    only once in that many."""
     return max(1, settings.CONTEXT_RECENT_EPISODES)
 
 

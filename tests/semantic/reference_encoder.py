@@ -66,10 +66,15 @@ def _dense(weights: dict, prefix: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _layer(weights: dict, prefix: str) -> dict:
-    query, key, value = (_dense(weights, f"{prefix}attention.self.{name}") for name in ("query", "key", "value"))
+    query, key, value = (
+        _dense(weights, f"{prefix}attention.self.{name}") for name in ("query", "key", "value")
+    )
     return {
         # Query, key and value in one matrix: one multiplication instead of three.
-        "qkv": (np.concatenate([query[0], key[0], value[0]], axis=1), np.concatenate([query[1], key[1], value[1]])),
+        "qkv": (
+            np.concatenate([query[0], key[0], value[0]], axis=1),
+            np.concatenate([query[1], key[1], value[1]]),
+        ),
         "attention_out": _dense(weights, prefix + "attention.output.dense"),
         "attention_norm": _norm(weights, prefix + "attention.output.LayerNorm"),
         "intermediate": _dense(weights, prefix + "intermediate.dense"),
@@ -103,7 +108,10 @@ def _transformer_layer(hidden: np.ndarray, layer: dict) -> np.ndarray:
     length = hidden.shape[0]
     head_size = DIMENSIONS // _HEADS
     qkv = hidden @ layer["qkv"][0] + layer["qkv"][1]
-    q, k, v = (qkv[:, n * DIMENSIONS : (n + 1) * DIMENSIONS].reshape(length, _HEADS, head_size).transpose(1, 0, 2) for n in range(3))
+    q, k, v = (
+        qkv[:, n * DIMENSIONS : (n + 1) * DIMENSIONS].reshape(length, _HEADS, head_size).transpose(1, 0, 2)
+        for n in range(3)
+    )
     scores = q @ k.transpose(0, 2, 1) / np.sqrt(head_size)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
     scores /= scores.sum(axis=-1, keepdims=True)

@@ -54,4 +54,6 @@ def test_the_quantized_model_agrees_with_the_float_reference():
     agreement = (quantized * reference).sum(axis=1)
     assert agreement.min() > 0.98
     # Both order the pairs alike: what one finds nearest, so does the other.
-    assert np.array_equal(np.argsort(quantized @ quantized.T, axis=1), np.argsort(reference @ reference.T, axis=1))
+    assert np.array_equal(
+        np.argsort(quantized @ quantized.T, axis=1), np.argsort(reference @ reference.T, axis=1)
+    )

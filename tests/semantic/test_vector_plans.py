@@ -67,7 +67,7 @@ def _bad_nodes(sql: str, params) -> list[str]:
         if node.get("Relation Name") == TABLE and (
             node["Node Type"] == "Seq Scan" or node.get("Index Name") == f"{TABLE}_pkey"
         ):
-            bad.append(f'{node["Node Type"]} {node.get("Index Name", "")}')
+            bad.append(f"{node['Node Type']} {node.get('Index Name', '')}")
     return bad
 
 
@@ -86,9 +86,11 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
 
 
 def test_a_second_question_reads_only_what_was_written_since(layout):
-    small, large = layout
+    _, large = layout
     vector = question_vector("the garden")
-    nearest(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector, limit=5, scan=5000)
+    nearest(
+        session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector, limit=5, scan=5000
+    )
     with CaptureQueriesContext(connection) as ctx:
         found = nearest(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector,
                         limit=5, scan=5000)  # fmt: skip

@@ -4,18 +4,22 @@ gone with their session."""
 from __future__ import annotations
 
 import pytest
+
 from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import embed_pending, nearest, question_vector
 from sessions_app.semantic.neighbours import forget
-from sessions_app.services import episodes_bulk_create
 from sessions_app.semantic.tasks import every
+from sessions_app.services import episodes_bulk_create
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def exchange(n: int) -> dict[str, str]:
-    return {"user_input": f"Small talk number {n} about the weather.", "response": f"Reply {n}: mild and dry."}
+    return {
+        "user_input": f"Small talk number {n} about the weather.",
+        "response": f"Reply {n}: mild and dry.",
+    }
 
 
 def test_embed_pending_writes_what_is_missing_in_id_order_and_only_once(session):
@@ -38,7 +42,9 @@ def test_nearest_ranks_by_meaning_excludes_and_is_bounded(session):
     vector = question_vector("What do I type to get online at the lake house?")
 
     def ask(**kwargs):
-        found = nearest(session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector, **kwargs)
+        found = nearest(
+            session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector, **kwargs
+        )
         return [n.episode_id for n in found]
 
     assert ask(limit=3, scan=100)[0] == episodes[2].pk
@@ -56,7 +62,12 @@ def test_the_kept_copy_picks_up_new_vectors_and_drops_a_stale_one(session):
     vector = question_vector("weather")
 
     def ids(newest):
-        return {n.episode_id for n in nearest(session_pk=session.pk, newest_episode_id=newest, vector=vector, limit=50, scan=100)}
+        return {
+            n.episode_id
+            for n in nearest(
+                session_pk=session.pk, newest_episode_id=newest, vector=vector, limit=50, scan=100
+            )
+        }
 
     assert ids(session.cached_last_episode_id) == {e.pk for e in first}
     more = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3, 5)])
@@ -87,16 +98,23 @@ def post(api_client, url, body, commits):
     return EpisodeVector.objects.filter(session__uuid=url.split("/")[3]).count()
 
 
-def test_api_writes_embed_after_the_response(semantic, session, api_client, django_capture_on_commit_callbacks):
+def test_api_writes_embed_after_the_response(
+    semantic, session, api_client, django_capture_on_commit_callbacks
+):
     url = f"/api/sessions/{session.uuid}/episodes/"
     counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(every())]
     # Every window's worth of single writes sends the task, which encodes all that is
     # missing; with no broker it runs once the response has been sent.
     assert counts == [0] * (every() - 1) + [every()]
-    assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == every() + 3
+    assert (
+        post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks)
+        == every() + 3
+    )
 
 
-def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(session, api_client, django_capture_on_commit_callbacks):
+def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(
+    session, api_client, django_capture_on_commit_callbacks
+):
     url = f"/api/sessions/{session.uuid}/episodes/"
     for n in range(every()):
         post(api_client, url, exchange(n), django_capture_on_commit_callbacks)

@@ -25,11 +25,14 @@ def test_workers_encode_what_is_written_and_the_context_finds_it_by_meaning(
 ):
     fleet = worker_fleet(2, model_url=fake_model_process.url)
     session = ChatSessionFactory(owner=owner)
-    episode_create(session=session, user_input="The wifi password at the cabin is heron42.", response="Noted.")
+    episode_create(
+        session=session, user_input="The wifi password at the cabin is heron42.", response="Noted."
+    )
     for n in range(every() * 5 - 1):
         episode_create(session=session, user_input=f"Message {n}: what should I cook?", response="A risotto.")
     episodes_bulk_create(
-        session=session, items=[{"user_input": f"Bulk {n} about the weather.", "response": "Mild."} for n in range(7)]
+        session=session,
+        items=[{"user_input": f"Bulk {n} about the weather.", "response": "Mild."} for n in range(7)],
     )
     wait_until(
         lambda: EpisodeVector.objects.filter(session=session).count() == every() * 5 + 7,
