@@ -98,13 +98,20 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         kept = _cache.pop(session_pk, None)
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
         kept = None
-    after = kept.newest if kept is not None else 0
-    ids, tokens, blobs = _read_newest(session_pk, after=after, limit=scan)
+    if kept is None:
+        ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True)
+    else:
+        ids, tokens, blobs = _read(session_pk, after=kept.newest, limit=scan, newest=False)
+        if len(ids) >= scan:  # more new than is compared: only the newest count
+            kept = None
+            ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True)
     fresh = SessionVectors(
         np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), to_matrix(blobs)
     )
     if kept is None:
         known = fresh
+    elif not ids:
+        known = kept  # nothing new (the usual case): no copy of the matrix
     else:
         known = SessionVectors(
             np.concatenate([kept.ids, fresh.ids])[-scan:],
@@ -118,27 +125,35 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
     return known
 
 
-def _read_newest(session_pk: int, *, after: int, limit: int) -> tuple[list[int], list[int], list[bytes]]:
-    """The newest ``limit`` vectors of the session with an id above ``after``, oldest first.
+def _read(
+    session_pk: int, *, after: int, limit: int, newest: bool
+) -> tuple[list[int], list[int], list[bytes]]:
+    """At most ``limit`` vectors of the session with an id above ``after``,
+    oldest first: the newest of them, or (``newest=False``) the oldest.
 
     Row comparisons on ``(session_id, episode_id)``, ordered by both: the
     same reason as ``sessions_app.querysets.session_range`` (only that
-    index serves it, never a walk of the primary key)."""
+    index serves it, never a walk of the primary key). What was written
+    since the last question is read forward from where it starts: read
+    backward, PostgreSQL would walk the session's whole range before
+    finding there is nothing newer."""
     table = EpisodeVector._meta.db_table
+    order = "DESC" if newest else "ASC"
     sql = (
         f'SELECT "episode_id", "token_count", "vector" FROM "{table}" '
         f'WHERE ("session_id", "episode_id") > (%s, %s) AND ("session_id", "episode_id") <= (%s, %s) '
-        f'ORDER BY "session_id" DESC, "episode_id" DESC LIMIT %s'
+        f'ORDER BY "session_id" {order}, "episode_id" {order} LIMIT %s'
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [session_pk, after, session_pk, 2**63 - 1, limit])
         rows = cursor.fetchall()
-    rows.reverse()
+    if newest:
+        rows.reverse()
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def newest_vector_id(session_pk: int) -> int:
-    ids, _, _ = _read_newest(session_pk, after=0, limit=1)
+    ids, _, _ = _read(session_pk, after=0, limit=1, newest=True)
     return ids[0] if ids else 0
 
 

@@ -168,3 +168,26 @@ def test_the_embed_episodes_command_fills_in_history(semantic, session, other_us
     semantic.CONTEXT_SEMANTIC_CANDIDATES = 0
     with pytest.raises(CommandError, match="CONTEXT_SEMANTIC_CANDIDATES"):
         call_command("embed_episodes")
+
+
+def test_more_new_vectors_than_are_compared_reads_the_newest_again(session):
+    first = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3)])
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    vector = question_vector("weather")
+
+    def ids():
+        session.refresh_from_db()
+        found = nearest(
+            session_pk=session.pk,
+            newest_episode_id=session.cached_last_episode_id,
+            vector=vector,
+            limit=50,
+            scan=3,
+        )
+        return {n.episode_id for n in found}
+
+    assert ids() == {e.pk for e in first}
+    more = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3, 8)])
+    embed_pending(session.pk)
+    assert ids() == {e.pk for e in more[-3:]}
