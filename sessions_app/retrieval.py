@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import Future
+from dataclasses import replace
 
 import numpy as np
 from django.conf import settings
@@ -78,8 +79,4 @@ def rank_for_question(
         scores[near.episode_id] = scores.get(near.episode_id, 0.0) + MEANING_WEIGHT / (K + rank)
         hits.setdefault(near.episode_id, Hit(near.episode_id, 0.0, frozenset(), near.token_count))
     order = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:limit]
-    return [_rescored(hits[pk], scores[pk]) for pk in order]
-
-
-def _rescored(hit: Hit, score: float) -> Hit:
-    return Hit(hit.episode_id, score, hit.terms, hit.token_count)
+    return [replace(hits[pk], score=scores[pk]) for pk in order]

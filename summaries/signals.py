@@ -7,8 +7,9 @@ from typing import Any
 
 from django.db import transaction
 
+from sessions_app import semantic
 from sessions_app.models import Episode
-from sessions_app.semantic.tasks import embedding_due, queue_embedding
+from sessions_app.semantic.tasks import queue_embedding
 from summaries.triggers import request_run
 
 
@@ -30,6 +31,6 @@ def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any)
     its session due for a summary: one request for the whole batch, checked
     after commit like a single write's."""
     request_run(session_pk=session_pk)
-    episodes = kwargs.get("episodes") or ()
-    if embedding_due(len(episodes), written=len(episodes)):
+    if semantic.enabled():
+        # A batch always sends the encoding task (a single write's rule is in request_run_now).
         transaction.on_commit(lambda: queue_embedding(session_pk), robust=True)

@@ -25,12 +25,10 @@ def embed_session(session_pk: int) -> int:
     return written
 
 
-def embedding_due(episode_count: int, *, written: int = 1) -> bool:
-    """Whether a transaction that wrote ``written`` episodes, leaving the
-    session with ``episode_count``, sends the task (see ``every``)."""
-    if not enabled() or episode_count <= 0:
-        return False
-    return written > 1 or episode_count % every() == 0
+def embedding_due(episode_count: int) -> bool:
+    """Whether a single write that left the session with ``episode_count``
+    episodes sends the task (see ``every``; a bulk write always does)."""
+    return enabled() and episode_count > 0 and episode_count % every() == 0
 
 
 def every() -> int:
