@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -47,35 +46,27 @@ class Encoder:
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
-        # Episodes are encoded in the background, one thread each: requests
-        # run in parallel already, and more threads per call would fight them
-        # over a small machine's cores. A question holds up a reply, so it
-        # may take two (4 ms instead of 6 for a short one on this machine).
-        self.background = _session(onnxruntime, model, threads=1)
-        self.urgent = _session(onnxruntime, model, threads=2)
+        options = onnxruntime.SessionOptions()
+        # One thread per call: requests run in parallel already, and more
+        # threads per call would fight them over a small machine's cores.
+        # One session per process: each holds about 150 MB.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
-    def encode(self, texts: Sequence[str], *, urgent: bool = False) -> np.ndarray:
-        """One unit vector (float32) per text, as rows; ``urgent`` for a
-        question someone waits on."""
-        session = self.urgent if urgent else self.background
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector (float32) per text, as rows."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts))):
             # One text per run: no padding to compute, and short texts stay cheap.
             ids = np.asarray([encoding.ids], dtype=np.int64)
-            (states,) = session.run(
+            (states,) = self.session.run(
                 None,
                 {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)},
             )
             vector = states[0].mean(axis=0)
             out[row] = vector / max(float(np.linalg.norm(vector)), _EPSILON)
         return out
-
-
-def _session(onnxruntime: Any, model: Path, *, threads: int) -> Any:
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
 
 @cache

@@ -53,7 +53,7 @@ _lock = threading.Lock()
 
 
 def question_vector(question: str) -> np.ndarray:
-    return encoder().encode([question[:QUESTION_CHARACTERS]], urgent=True)[0]
+    return encoder().encode([question[:QUESTION_CHARACTERS]])[0]
 
 
 # The encoder runs in native code without the GIL, so a question can be
