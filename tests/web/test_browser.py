@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from django.db import OperationalError
 from playwright.sync_api import expect
 
 from sessions_app.models import ChatSession, Episode
@@ -260,7 +261,10 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     assert answer.status == 202, answer.text()
     # Without a broker the run goes once the 202 has been sent.
     summary = wait_for(
-        lambda: Summary.objects.filter(session=session).first(), timeout=20, message="the summary row"
+        lambda: Summary.objects.filter(session=session).first(),
+        timeout=20,
+        message="the summary row",
+        retry_on=(OperationalError,),  # SQLite: the server thread may be writing the table
     )
 
     # Coming back to the tab polls at once (otherwise the next idle poll would).
@@ -467,6 +471,7 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
         lambda: Summary.objects.filter(session=session, last_episode_id__gt=episodes[4].pk).first(),
         timeout=20,
         message="the cumulative update",
+        retry_on=(OperationalError,),  # SQLite: the server thread may be writing the table
     )
     assert row.last_episode_id > episodes[4].pk
     card = page.locator("#summary-cards .summary-card")
