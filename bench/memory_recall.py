@@ -1,14 +1,19 @@
 """How much of what the user told Nexus does the context still hold?
 
-Long synthetic personal-assistant conversations (bench/recall_data.py: four of
-320 exchanges by default, in sessions days or weeks apart through 2023, with
-facts planted early, some of them changed later, distractors and chit-chat)
-are replayed as live traffic: one ``POST /api/sessions/{uuid}/episodes/`` per
-day the user chatted, through the test client with token authentication, on
-the embedded default (``offline`` backend, no broker: summarization runs
-in-process after each commit, between the posts). Each episode is sent with
-its ``created_at``; when the API does not take it, the episodes carry the
-replay time instead and a note says so.
+Long synthetic conversations (four of 320 exchanges by default, in sessions
+days or weeks apart through 2023, with facts planted early, some of them
+changed later, distractors and chit-chat), from one of two sets:
+``--set synthetic`` (bench/recall_data.py: a user tells an assistant short
+facts, one to a turn, and the replies are short) or ``--set dialogue``
+(bench/recall_dialogue.py: two friends chatting, and a user with an
+assistant that writes long answers; facts told in passing, by either side,
+in relative time, a few needing two exchanges), are replayed as live
+traffic: one ``POST /api/sessions/{uuid}/episodes/`` per day the user
+chatted, through the test client with token authentication, on the embedded
+default (``offline`` backend, no broker: summarization runs in-process after
+each commit, between the posts). Each episode is sent with its
+``created_at``; when the API does not take it, the episodes carry the replay
+time instead and a note says so.
 
 Then every question (asked in other words than the fact was told) is put to
 four contexts, at budgets of 1,000, 2,000 and 4,000 tokens (cl100k_base):
@@ -25,12 +30,14 @@ words. Prints mean tokens and recall per budget and method, a breakdown by
 question type at 2,000, and whether Nexus beats BM25 and reaches 90 % of the
 full history's recall at 4,000.
 
-    .venv/bin/python bench/memory_recall.py [--database sqlite|postgres] [--conversations 4]
-        [--exchanges 320] [--seed 7] [--fresh]
+    .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue] [--database sqlite|postgres]
+        [--conversations 4] [--exchanges 320] [--seed 7] [--fresh]
 
 SQLite uses /tmp/nexus_recall.sqlite3; PostgreSQL uses ``BENCH_DATABASE_URL``
 (default ``nexus_recall_bench``, created if missing). Sessions already replayed
-with the same seed and sizes are reused; ``--fresh`` replays them again.
+with the same set, seed and sizes are reused (a session's title is its
+conversation's key, which names the dialogue set); ``--fresh`` replays them
+again.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
 
+from bench import recall_data, recall_dialogue  # noqa: E402
 from bench.recall_data import (  # noqa: E402
     DATE,
     KINDS,
@@ -63,7 +71,6 @@ from bench.recall_data import (  # noqa: E402
     Exchange,
     Question,
     long_date,
-    make_conversations,
     words,
 )
 from sessions_app.tokens import count_tokens  # noqa: E402  (tiktoken only: no Django needed)
@@ -76,6 +83,8 @@ GOAL = 0.9
 METHODS = ("buffer", "BM25 top-k", "Nexus")
 QUESTION_LABEL = "User Question: "
 USERNAME = "bench-recall"
+# The probe sets, by name: each a make_conversations(seed, count, exchanges).
+SETS = {"synthetic": recall_data.make_conversations, "dialogue": recall_dialogue.make_conversations}
 
 
 # --- set-up ----------------------------------------------------------------------
@@ -154,6 +163,9 @@ class Replay:
 
 
 def title_of(conversation: Conversation) -> str:
+    """The key names the set for dialogue conversations ("dialogue (friends),
+    seed 7 #1 n=320"); synthetic keys are as before, so their earlier
+    replays are still found."""
     return f"memory recall bench, {conversation.key}"
 
 
@@ -436,6 +448,7 @@ def print_report(results: Results, conversations: list[Conversation]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="conversations to replay")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--conversations", type=int, default=4)
     parser.add_argument("--exchanges", type=int, default=320, help="per conversation")
@@ -445,10 +458,10 @@ def main() -> None:
 
     url = setup(args.database)
     api = Api()
-    conversations = make_conversations(args.seed, args.conversations, args.exchanges)
+    conversations = SETS[args.set](args.seed, args.conversations, args.exchanges)
     questions = sum(len(c.questions) for c in conversations)
     print(
-        f"Memory recall on {database_label(url)}: {len(conversations)} conversations of "
+        f"Memory recall on {database_label(url)}: {len(conversations)} {args.set} conversations of "
         f"{args.exchanges} exchanges, {questions} questions, seed {args.seed}"
     )
 

@@ -1,7 +1,8 @@
 """Which ranking of earlier exchanges keeps the most: words, meaning, or both?
 
-The conversations of bench/memory_recall.py (bench/recall_data.py), without
-the API: for every question, each ranking orders all the conversation's
+The conversations of bench/memory_recall.py (``--set synthetic``:
+bench/recall_data.py, or ``--set dialogue``: bench/recall_dialogue.py),
+without the API: for every question, each ranking orders all the conversation's
 exchanges, the best are taken, oldest first with their dates, as many as fit
 the budget (the same ``fit``, ``render`` and ``recall`` as memory_recall.py),
 and the answer words found are averaged. Rankings:
@@ -11,10 +12,12 @@ and the answer words found are averaged. Rankings:
 - fused: reciprocal rank fusion (K 60) with the words' list at weights
   1, 0.5 and 0.3, as sessions_app.retrieval fuses them.
 
-This is how the weights of sessions_app.retrieval were chosen; the held-out
-benchmark decides, not this set.
+This is how the weights of sessions_app.retrieval were chosen (on the
+synthetic set); the held-out benchmark decides, not these sets, so a change
+should hold on both.
 
-    .venv/bin/python bench/retrieval_rankings.py [--conversations 4] [--exchanges 320] [--seed 7]
+    .venv/bin/python bench/retrieval_rankings.py [--set synthetic|dialogue] [--conversations 4]
+        [--exchanges 320] [--seed 7]
 """
 
 from __future__ import annotations
@@ -36,8 +39,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from bench.memory_recall import BUDGETS, Bm25, dated_pair, fit, recall, render, terms  # noqa: E402
-from bench.recall_data import make_conversations  # noqa: E402
+from bench.memory_recall import BUDGETS, SETS, Bm25, dated_pair, fit, recall, render, terms  # noqa: E402
 from sessions_app.semantic.encoder import encoder  # noqa: E402
 from sessions_app.semantic.store import episode_text  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
@@ -57,6 +59,7 @@ def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> li
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="the conversations to rank")
     parser.add_argument("--conversations", type=int, default=4)
     parser.add_argument("--exchanges", type=int, default=320)
     parser.add_argument("--seed", type=int, default=7)
@@ -64,7 +67,7 @@ def main() -> None:
 
     results: dict[tuple[str, int], list[float]] = {}
     started = time.perf_counter()
-    for conversation in make_conversations(args.seed, args.conversations, args.exchanges):
+    for conversation in SETS[args.set](args.seed, args.conversations, args.exchanges):
         exchanges = conversation.exchanges
         vectors = encoder().encode([episode_text(e.user_input, e.response) for e in exchanges])
         tokens = [count_tokens(dated_pair(e)) for e in exchanges]
@@ -84,7 +87,7 @@ def main() -> None:
                     context = render(question.text, [exchanges[i] for i in sorted(chosen)])
                     results.setdefault((name, budget), []).append(recall(question, context))
 
-    print(f"answer words found, ranking alone ({time.perf_counter() - started:.0f} s)")
+    print(f"answer words found, ranking alone, {args.set} set ({time.perf_counter() - started:.0f} s)")
     print(f"{'ranking':<24}" + "".join(f"{b:>8,}" for b in BUDGETS))
     for name in dict.fromkeys(name for name, _ in results):
         print(f"{name:<24}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in BUDGETS))
