@@ -121,30 +121,41 @@ def build(port: int) -> None:
 
 
 def give_vectors(session: ChatSession) -> None:
-    """Every episode of a timed session gets a vector, as the encoding task
-    would give it. Random unit vectors, written directly: what finding the
-    nearest costs does not depend on the values, and encoding 100,000
-    episodes would take this machine hours."""
+    """Every episode of a timed session gets its vectors, as many as the
+    encoding task would give it (sessions_app.semantic.passages). Random unit
+    vectors, written directly: what finding the nearest costs does not depend
+    on the values, and encoding 100,000 episodes would take this machine hours."""
     import numpy as np
 
     from sessions_app.models import Episode, EpisodeVector
+    from sessions_app.semantic.encoder import DIMENSIONS
+    from sessions_app.semantic.passages import episode_texts
     from sessions_app.semantic.vectors import to_bytes
 
-    if EpisodeVector.objects.filter(session=session).count() == session.cached_episode_count:
+    rows = Episode.objects.for_session(session.pk).values_list("pk", "token_count", "user_input", "response")
+    newest = rows.last()
+    stored = EpisodeVector.objects.filter(episode_id=newest[0]).values_list("vector", flat=True).first()
+    expected = len(episode_texts(newest[2], newest[3])) * DIMENSIONS * 2
+    if (
+        stored is not None
+        and len(bytes(stored)) == expected
+        and EpisodeVector.objects.filter(session=session).count() == session.cached_episode_count
+    ):
         return
     EpisodeVector.objects.filter(session=session).delete()
     rng = np.random.default_rng(session.pk)
-    rows = Episode.objects.for_session(session.pk).values_list("pk", "token_count")
     batch: list[EpisodeVector] = []
-    for pk, tokens in rows.iterator(chunk_size=5000):
-        vector = rng.standard_normal(384).astype(np.float32)
-        vector /= np.linalg.norm(vector)
-        batch.append(EpisodeVector(episode_id=pk, session=session, token_count=tokens, vector=to_bytes(vector)))
+    vectors = 0
+    for pk, tokens, user_input, response in rows.iterator(chunk_size=5000):
+        matrix = rng.standard_normal((len(episode_texts(user_input, response)), DIMENSIONS)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        vectors += len(matrix)
+        batch.append(EpisodeVector(episode_id=pk, session=session, token_count=tokens, vector=to_bytes(matrix)))
         if len(batch) == 5000:
             EpisodeVector.objects.bulk_create(batch)
             batch = []
     EpisodeVector.objects.bulk_create(batch)
-    print(f"vectors for {session.title!r}: {session.cached_episode_count:,}", flush=True)
+    print(f"vectors for {session.title!r}: {vectors:,} for {session.cached_episode_count:,} episodes", flush=True)
 
 
 def _drop_queued_tasks() -> None:

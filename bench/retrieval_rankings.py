@@ -8,9 +8,13 @@ the budget (the same ``fit``, ``render`` and ``recall`` as memory_recall.py),
 and the answer words found are averaged. Rankings:
 
 - words: BM25 over the exchanges (memory_recall.py's);
-- meaning: cosine of the production encoder's vectors (sessions_app.semantic);
-- fused: reciprocal rank fusion (K 60) with the words' list at weights
-  1, 0.5 and 0.3, as sessions_app.retrieval fuses them.
+- meaning, whole exchange: cosine of the production encoder's vector of the
+  whole exchange (what Nexus stored before passages);
+- meaning: as Nexus ranks now, an exchange as close as the closest of its
+  vectors (sessions_app.semantic.passages: the whole exchange and passages of
+  a few sentences of each side);
+- fused: reciprocal rank fusion (K 60) of meaning with the words' list at
+  weights 1, 0.5 and 0.3, as sessions_app.retrieval fuses them.
 
 This is how the weights of sessions_app.retrieval were chosen (on the
 synthetic set); the held-out benchmark decides, not these sets, so a change
@@ -41,7 +45,7 @@ import numpy as np  # noqa: E402
 
 from bench.memory_recall import BUDGETS, SETS, Bm25, dated_pair, fit, recall, render, terms  # noqa: E402
 from sessions_app.semantic.encoder import encoder  # noqa: E402
-from sessions_app.semantic.store import episode_text  # noqa: E402
+from sessions_app.semantic.passages import episode_texts  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
 
 K = 60
@@ -69,16 +73,26 @@ def main() -> None:
     started = time.perf_counter()
     for conversation in SETS[args.set](args.seed, args.conversations, args.exchanges):
         exchanges = conversation.exchanges
-        vectors = encoder().encode([episode_text(e.user_input, e.response) for e in exchanges])
+        texts = [episode_texts(e.user_input, e.response) for e in exchanges]
+        owners = np.repeat(np.arange(len(texts)), [len(t) for t in texts])
+        vectors = encoder().encode([text for episode in texts for text in episode])
+        whole = vectors[np.r_[0, np.cumsum([len(t) for t in texts])[:-1]]]
         tokens = [count_tokens(dated_pair(e)) for e in exchanges]
         bm25 = Bm25.over(exchanges)
         for question in conversation.questions:
-            similarity = vectors @ encoder().encode([question.text])[0]
-            by_meaning = [int(i) for i in np.argsort(-similarity, kind="stable")]
+            asked_vector = encoder().encode([question.text])[0]
+            closest = np.full(len(exchanges), -np.inf)
+            np.maximum.at(closest, owners, vectors @ asked_vector)
+            by_whole = [int(i) for i in np.argsort(-(whole @ asked_vector), kind="stable")]
+            by_meaning = [int(i) for i in np.argsort(-closest, kind="stable")]
             # Only exchanges holding a word of the question, as the index returns them.
             asked = set(terms(question.text))
             by_words = [i for i in bm25.ranking(question.text) if bm25.documents[i].keys() & asked]
-            rankings = {"words (BM25)": bm25.ranking(question.text), "meaning": by_meaning}
+            rankings = {
+                "words (BM25)": bm25.ranking(question.text),
+                "meaning, whole exchange": by_whole,
+                "meaning": by_meaning,
+            }
             for weight in WORD_WEIGHTS:
                 rankings[f"fused, words at {weight:g}"] = fused(by_meaning, by_words, weight)
             for name, ranking in rankings.items():
@@ -88,9 +102,9 @@ def main() -> None:
                     results.setdefault((name, budget), []).append(recall(question, context))
 
     print(f"answer words found, ranking alone, {args.set} set ({time.perf_counter() - started:.0f} s)")
-    print(f"{'ranking':<24}" + "".join(f"{b:>8,}" for b in BUDGETS))
+    print(f"{'ranking':<26}" + "".join(f"{b:>8,}" for b in BUDGETS))
     for name in dict.fromkeys(name for name, _ in results):
-        print(f"{name:<24}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in BUDGETS))
+        print(f"{name:<26}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in BUDGETS))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The episodes of a session closest in meaning to a question.
 
-Cost is bounded whatever the session's length: only the newest
-``CONTEXT_SEMANTIC_CANDIDATES`` vectors are compared, and those are kept in
+Cost is bounded whatever the session's length: only the vectors of the
+newest ``CONTEXT_SEMANTIC_CANDIDATES`` episodes (each has one to
+``passages.MAX_VECTORS``) are compared, and those are kept in
 this process between questions (``SessionVectors``), so a question reads
 only the vectors written since the last one: one probe of the
 ``(session, episode)`` index, usually returning nothing. Keeping them is
@@ -23,7 +24,8 @@ from sessions_app.models import EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.vectors import to_matrix
 
-#: Vectors kept in this process, all sessions together (about 1.5 KB each).
+#: Vectors kept in this process, all sessions together (about 1.5 KB each;
+#: an episode has one to ``passages.MAX_VECTORS``).
 CACHE_ROWS = 50_000
 #: A question longer than this is cut before it is encoded (the encoder
 #: reads 256 word pieces at most anyway).
@@ -41,11 +43,37 @@ class Neighbour:
 class SessionVectors:
     ids: np.ndarray  # int64, oldest first
     tokens: np.ndarray  # int64
-    matrix: np.ndarray  # float32, one row per id
+    matrix: np.ndarray  # float32: every vector of every episode, in the order of ids
+    starts: np.ndarray  # int64: the row of each episode's first vector
+
+    @classmethod
+    def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
+        matrix, counts = to_matrix(blobs)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(counts) else counts
+        return cls(np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), matrix, starts)
 
     @property
     def newest(self) -> int:
         return int(self.ids[-1]) if len(self.ids) else 0
+
+    def then(self, newer: SessionVectors, keep: int) -> SessionVectors:
+        """These followed by ``newer``, the newest ``keep`` episodes of them."""
+        joined = SessionVectors(
+            np.concatenate([self.ids, newer.ids]),
+            np.concatenate([self.tokens, newer.tokens]),
+            np.concatenate([self.matrix, newer.matrix]),
+            np.concatenate([self.starts, newer.starts + len(self.matrix)]),
+        )
+        if len(joined.ids) <= keep:
+            return joined
+        first = int(joined.starts[-keep])
+        return SessionVectors(
+            joined.ids[-keep:], joined.tokens[-keep:], joined.matrix[first:], joined.starts[-keep:] - first
+        )
+
+    def similarity(self, vector: np.ndarray) -> np.ndarray:
+        """Each episode's closeness to ``vector``: that of its closest vector."""
+        return np.maximum.reduceat(self.matrix @ vector, self.starts)
 
 
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()
@@ -82,7 +110,7 @@ def nearest(
     known = _session_vectors(session_pk, newest_episode_id, scan)
     if not len(known.ids) or limit <= 0:
         return []
-    similarity = known.matrix @ vector.astype(np.float32)
+    similarity = known.similarity(vector.astype(np.float32))
     excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
     similarity[excluded] = -np.inf
     count = min(limit, int((~excluded).sum()))
@@ -105,22 +133,16 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         if len(ids) >= scan:  # more new than is compared: only the newest count
             kept = None
             ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True)
-    fresh = SessionVectors(
-        np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), to_matrix(blobs)
-    )
+    fresh = SessionVectors.read(ids, tokens, blobs)
     if kept is None:
         known = fresh
     elif not ids:
         known = kept  # nothing new (the usual case): no copy of the matrix
     else:
-        known = SessionVectors(
-            np.concatenate([kept.ids, fresh.ids])[-scan:],
-            np.concatenate([kept.tokens, fresh.tokens])[-scan:],
-            np.concatenate([kept.matrix, fresh.matrix])[-scan:],
-        )
+        known = kept.then(fresh, keep=scan)
     with _lock:
         _cache[session_pk] = known
-        while sum(len(v.ids) for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
+        while sum(len(v.matrix) for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
             _cache.popitem(last=False)
     return known
 

@@ -9,6 +9,7 @@ from django.db import transaction
 from sessions_app.models import ChatSession, Episode, EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.neighbours import newest_vector_id
+from sessions_app.semantic.passages import episode_texts
 from sessions_app.semantic.vectors import to_bytes
 
 logger = logging.getLogger("nexus.semantic")
@@ -16,13 +17,6 @@ logger = logging.getLogger("nexus.semantic")
 #: Episodes encoded per batch (one INSERT each): a batch is a fraction of a
 #: second of the encoder's time, so a run gives way often.
 BATCH = 16
-#: The encoder reads at most 256 word pieces; cutting the text first keeps a
-#: 100,000-character message from costing more than a short one to tokenize.
-TEXT_CHARACTERS = 2000
-
-
-def episode_text(user_input: str, response: str) -> str:
-    return f"{user_input[:TEXT_CHARACTERS]}\n{response[:TEXT_CHARACTERS]}"
 
 
 def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
@@ -43,11 +37,15 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
         )
         if not rows:
             break
-        matrix = encoder().encode([episode_text(user_input, response) for _, user_input, response, _ in rows])
-        vectors = [
-            EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(vector))
-            for (pk, _, _, tokens), vector in zip(rows, matrix, strict=True)
-        ]
+        texts = [episode_texts(user_input, response) for _, user_input, response, _ in rows]
+        matrix = encoder().encode([text for episode in texts for text in episode])  # one call for the batch
+        vectors, start = [], 0
+        for (pk, _, _, tokens), episode in zip(rows, texts, strict=True):
+            end = start + len(episode)
+            vectors.append(
+                EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(matrix[start:end]))
+            )
+            start = end
         with transaction.atomic():
             # The session's row lock, as erasure takes it: a delete waits for
             # this insert and then takes the new rows with it.

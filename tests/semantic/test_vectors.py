@@ -30,7 +30,8 @@ def test_embed_pending_writes_what_is_missing_in_id_order_and_only_once(session)
     stored = list(EpisodeVector.objects.filter(session=session).order_by("episode_id"))
     assert [v.episode_id for v in stored] == [e.pk for e in episodes]
     assert [v.token_count for v in stored] == [e.token_count for e in episodes]
-    assert all(len(bytes(v.vector)) == 384 * 2 for v in stored)
+    # Each row holds the whole exchange's vector, then its passages' (two here: one a side).
+    assert all(len(bytes(v.vector)) == 3 * 384 * 2 for v in stored)
 
 
 def test_nearest_ranks_by_meaning_excludes_and_is_bounded(session):

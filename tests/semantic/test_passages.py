@@ -1,0 +1,109 @@
+"""An episode is encoded as the whole exchange and as passages of a few
+sentences of each side, and is as close to a question as its closest vector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sessions_app.models import EpisodeVector
+from sessions_app.semantic import embed_pending, nearest, question_vector
+from sessions_app.semantic.encoder import encoder
+from sessions_app.semantic.passages import MAX_VECTORS, PASSAGE_WORDS, episode_text, episode_texts, passages
+from sessions_app.semantic.vectors import to_bytes, to_matrix
+from sessions_app.services import episodes_bulk_create
+
+ADVICE = (
+    "Start by writing down what you spend in a normal month. "
+    "Group it into needs, wants and savings, and compare the shares with what you hoped for. "
+    "Automatic transfers on payday make saving the default rather than a decision. "
+    "Review the plan after three months and adjust the amounts that did not hold. "
+    "Small recurring subscriptions add up faster than one large purchase. "
+)
+
+
+def test_passages_pack_whole_sentences_up_to_the_word_limit():
+    text = "One two three. Four five six seven! Eight nine?\n" + " ".join(["long"] * (PASSAGE_WORDS + 5)) + "."
+    found = passages(text)
+    assert found[0] == "One two three. Four five six seven! Eight nine?"
+    assert found[1].split() == ["long"] * (PASSAGE_WORDS + 4) + ["long."]  # a long sentence is a passage alone
+    assert all(len(p.split()) <= PASSAGE_WORDS for p in passages(ADVICE * 3))
+    assert " ".join(passages(ADVICE)) == ADVICE.strip()  # nothing lost, nothing reordered
+
+
+def test_episode_texts_are_the_whole_exchange_then_each_sides_passages():
+    texts = episode_texts("My sister moved to Graz.", "Graz is lovely. Trams everywhere.")
+    assert texts == [
+        episode_text("My sister moved to Graz.", "Graz is lovely. Trams everywhere."),
+        "My sister moved to Graz.",
+        "Graz is lovely. Trams everywhere.",
+    ]
+    # No passage spans both sides, however short they are.
+    assert all("\n" not in t for t in texts[1:])
+    assert episode_texts("Only this.", "") == ["Only this.\n"]  # the one passage is the whole exchange
+    long_reply = " ".join(f"Point {n} of the answer says something new." for n in range(40))
+    assert len(episode_texts("Question?", long_reply)) == MAX_VECTORS
+    # A passage repeated within the episode is encoded once.
+    assert episode_texts("Noted.", "Noted.") == ["Noted.\nNoted.", "Noted."]
+
+
+@pytest.mark.django_db
+def test_a_fact_said_in_passing_in_a_long_message_is_found_by_its_passage(session):
+    fact = "By the way, my daughter Mira just started at the conservatory in Utrecht."
+    buried = {"user_input": f"Can you help me plan my budget? {fact} Anyway, where should I start?", "response": ADVICE * 2}
+    others = [
+        {
+            "user_input": "How often should a child practise the violin?",
+            "response": "Short daily sessions beat one long weekly one. Keep it playful and let them pick some pieces.",
+        },
+        {
+            "user_input": "My son wants to study abroad next year, what should he prepare?",
+            "response": "Start with the language, the paperwork and a budget for the first months.",
+        },
+        {
+            "user_input": "What makes a good practice routine for singing?",
+            "response": "Warm up, work on breathing, then repertoire. Record yourself once a week.",
+        },
+        *({"user_input": f"Tips for month {n}: how do I save more?", "response": ADVICE} for n in range(5)),
+    ]
+    episodes = episodes_bulk_create(session=session, items=[*others[:4], buried, *others[4:]])
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    asked = question_vector("Where is my girl studying music?")
+
+    found = nearest(
+        session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=asked, limit=3, scan=100
+    )
+    assert found[0].episode_id == episodes[4].pk
+    # By the whole exchange's vector alone, the advice drowns the fact: others come first.
+    whole = encoder().encode([episode_text(e.user_input, e.response) for e in episodes]) @ asked
+    assert int(np.argmax(whole)) != 4
+
+
+@pytest.mark.django_db
+def test_rows_holding_one_vector_are_read_beside_rows_holding_several(session):
+    episodes = episodes_bulk_create(
+        session=session,
+        items=[
+            {"user_input": "The wifi password at the cabin is heron42.", "response": "Noted."},
+            {"user_input": "Lovely weather for a walk today.", "response": "Enjoy it."},
+        ],
+    )
+    embed_pending(session.pk)
+    # The first episode's row as written before passages: the whole exchange alone.
+    whole = encoder().encode([episode_text(episodes[0].user_input, episodes[0].response)])[0]
+    EpisodeVector.objects.filter(episode_id=episodes[0].pk).update(vector=to_bytes(whole))
+    matrix, counts = to_matrix(
+        list(EpisodeVector.objects.filter(session=session).order_by("episode_id").values_list("vector", flat=True))
+    )
+    assert counts.tolist() == [1, 3]
+    assert matrix.shape == (4, 384)
+    session.refresh_from_db()
+    found = nearest(
+        session_pk=session.pk,
+        newest_episode_id=session.cached_last_episode_id,
+        vector=question_vector("What do I type to get online at the lake house?"),
+        limit=2,
+        scan=100,
+    )
+    assert [n.episode_id for n in found] == [episodes[0].pk, episodes[1].pk]
