@@ -107,3 +107,29 @@ def test_rows_holding_one_vector_are_read_beside_rows_holding_several(session):
         scan=100,
     )
     assert [n.episode_id for n in found] == [episodes[0].pk, episodes[1].pk]
+
+
+@pytest.mark.django_db
+def test_embed_episodes_rebuild_encodes_old_rows_as_episodes_are_encoded_now(semantic, session, other_user):
+    from django.core.management import call_command
+
+    from tests.factories import ChatSessionFactory
+
+    mine = episodes_bulk_create(
+        session=session, items=[{"user_input": "My sister moved to Graz.", "response": "Graz is lovely."}]
+    )
+    theirs = ChatSessionFactory(owner=other_user)
+    episodes_bulk_create(session=theirs, items=[{"user_input": "Hello there.", "response": "Hi."}])
+    embed_pending(session.pk)
+    embed_pending(theirs.pk)
+    old = encoder().encode([episode_text(mine[0].user_input, mine[0].response)])[0]
+    EpisodeVector.objects.filter(episode_id=mine[0].pk).update(vector=to_bytes(old))
+    untouched = bytes(EpisodeVector.objects.get(session=theirs).vector)
+
+    call_command("embed_episodes")  # fills in what is missing only: the old row stays
+    assert len(bytes(EpisodeVector.objects.get(episode_id=mine[0].pk).vector)) == 384 * 2
+    call_command("embed_episodes", "--rebuild", "--session", str(session.uuid))
+    rebuilt, _ = to_matrix([EpisodeVector.objects.get(episode_id=mine[0].pk).vector])
+    assert len(rebuilt) == 3
+    np.testing.assert_allclose(rebuilt[0], old, atol=2e-3)  # the whole exchange still comes first
+    assert bytes(EpisodeVector.objects.get(session=theirs).vector) == untouched

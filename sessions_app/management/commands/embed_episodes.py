@@ -4,6 +4,12 @@ New episodes get theirs from a task after the writes; this is for history
 stored before vectors existed, or while the broker was down. It works in
 this process, session by session, and can be stopped and run again: each
 session continues after its newest vector.
+
+``--rebuild`` first drops the vectors a session has, so all of it is encoded
+again as an episode is encoded now: rows written before passages
+(``sessions_app.semantic.passages``) hold the whole exchange's vector alone.
+Until it is done, that session's earlier exchanges are found by their words
+only; web processes drop what they keep of the session when they restart.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app import semantic
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, EpisodeVector
 
 
 class Command(BaseCommand):
@@ -22,8 +28,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--session", help="only the session with this uuid")
+        parser.add_argument(
+            "--rebuild", action="store_true", help="drop each session's vectors first and encode all its episodes again"
+        )
 
-    def handle(self, *args: Any, session: str | None = None, **options: Any) -> None:
+    def handle(self, *args: Any, session: str | None = None, rebuild: bool = False, **options: Any) -> None:
         if not semantic.enabled():
             raise CommandError("CONTEXT_SEMANTIC_CANDIDATES is 0: retrieval by meaning is off.")
         sessions = ChatSession.objects.order_by("pk")
@@ -36,6 +45,9 @@ class Command(BaseCommand):
                 raise CommandError(f"No session with uuid {session}.")
         total = 0
         for pk, uuid in sessions.values_list("pk", "uuid").iterator():
+            if rebuild:
+                EpisodeVector.objects.filter(session_id=pk).delete()
+                semantic.forget(pk)
             written = semantic.embed_pending(pk, limit=10**9)
             if written:
                 self.stdout.write(f"{uuid}: {written} episodes encoded")
