@@ -3,8 +3,9 @@
 A question is often asked in other words than the fact was told ("what do I
 type to get online at the lake house?" for "the wifi password at the cabin
 is ..."): the full-text index (``sessions_app.search``) cannot see that. Each
-episode also gets a vector from a small sentence encoder
-(``sessions_app.semantic.encoder``), written by a task after the episode
+episode also gets vectors from a small sentence encoder
+(``sessions_app.semantic.encoder``): the whole exchange's and its passages'
+(``sessions_app.semantic.passages``), written by a task after the episode
 (``embed_pending``); ``nearest`` finds the episodes closest to a question's
 vector among the session's newest ``CONTEXT_SEMANTIC_CANDIDATES``.
 ``CONTEXT_SEMANTIC_CANDIDATES = 0`` turns this off: no vectors are written and

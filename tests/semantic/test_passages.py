@@ -133,3 +133,21 @@ def test_embed_episodes_rebuild_encodes_old_rows_as_episodes_are_encoded_now(sem
     assert len(rebuilt) == 3
     np.testing.assert_allclose(rebuilt[0], old, atol=2e-3)  # the whole exchange still comes first
     assert bytes(EpisodeVector.objects.get(session=theirs).vector) == untouched
+
+
+def test_kept_vectors_joined_with_newer_ones_keep_each_episodes_rows_together():
+    from sessions_app.semantic.neighbours import SessionVectors
+
+    def rows(*pairs):  # (episode id, how many vectors); vector values name their episode
+        blobs = [to_bytes(np.full((count, 384), pk / 100, dtype=np.float32)) for pk, count in pairs]
+        return SessionVectors.read([pk for pk, _ in pairs], [pk * 10 for pk, _ in pairs], blobs)
+
+    kept = rows((1, 1), (2, 3), (3, 2))
+    joined = kept.then(rows((4, 2), (5, 1)), keep=4)
+    assert joined.ids.tolist() == [2, 3, 4, 5]
+    assert joined.tokens.tolist() == [20, 30, 40, 50]
+    assert joined.starts.tolist() == [0, 3, 5, 7]
+    assert len(joined.matrix) == 8
+    # Each episode's closeness is its own rows' best, whatever rows went before.
+    np.testing.assert_allclose(joined.similarity(np.ones(384, dtype=np.float32)), [7.68, 11.52, 15.36, 19.2], rtol=1e-3)
+    assert kept.then(rows((4, 2)), keep=10).ids.tolist() == [1, 2, 3, 4]
