@@ -1,9 +1,10 @@
 """The episodes of a session closest in meaning to a question.
 
-Cost is bounded whatever the session's length: only the vectors of the
-newest ``CONTEXT_SEMANTIC_CANDIDATES`` episodes (each has one to
-``passages.MAX_VECTORS``) are compared, and those are kept in
-this process between questions (``SessionVectors``), so a question reads
+Cost is bounded whatever the session's length: only the newest
+``CONTEXT_SEMANTIC_CANDIDATES`` episodes are compared (by their whole
+exchange's vector, the newest ``PASSAGE_EPISODES`` by their passages' too),
+and their vectors are kept in this process between questions
+(``SessionVectors``), so a question reads
 only the vectors written since the last one: one probe of the
 ``(session, episode)`` index, usually returning nothing. Keeping them is
 safe because vectors never change, and episodes go only with their session.
@@ -27,6 +28,11 @@ from sessions_app.semantic.vectors import to_matrix
 #: Vectors kept in this process, all sessions together (about 1.5 KB each;
 #: an episode has one to ``passages.MAX_VECTORS``).
 CACHE_ROWS = 50_000
+#: Passages are compared for the newest this many episodes; older ones by
+#: their whole exchange's vector alone. A question's cost stays near what one
+#: vector per episode cost (bench/read_scaling.py), and a session of a few
+#: hundred exchanges, the length that matters most, is compared in full.
+PASSAGE_EPISODES = 1000
 #: A question longer than this is cut before it is encoded (the encoder
 #: reads 256 word pieces at most anyway).
 QUESTION_CHARACTERS = 2000
@@ -43,37 +49,57 @@ class Neighbour:
 class SessionVectors:
     ids: np.ndarray  # int64, oldest first
     tokens: np.ndarray  # int64
-    matrix: np.ndarray  # float32: every vector of every episode, in the order of ids
-    starts: np.ndarray  # int64: the row of each episode's first vector
+    heads: np.ndarray  # float32, one row per id: the whole exchange's vector
+    passages: np.ndarray  # float32: the passages' vectors, episode after episode
+    counts: np.ndarray  # int64, per id: its passages (none in rows written before passages)
 
     @classmethod
     def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
-        matrix, counts = to_matrix(blobs)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(counts) else counts
-        return cls(np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), matrix, starts)
+        matrix, per_row = to_matrix(blobs)
+        starts = np.concatenate([[0], np.cumsum(per_row)[:-1]]).astype(np.int64) if len(per_row) else per_row
+        return cls(
+            np.asarray(ids, dtype=np.int64),
+            np.asarray(tokens, dtype=np.int64),
+            matrix[starts],
+            np.delete(matrix, starts, axis=0),
+            per_row - 1,
+        )
 
     @property
     def newest(self) -> int:
         return int(self.ids[-1]) if len(self.ids) else 0
 
+    @property
+    def size(self) -> int:
+        """Vectors held."""
+        return len(self.heads) + len(self.passages)
+
     def then(self, newer: SessionVectors, keep: int) -> SessionVectors:
         """These followed by ``newer``, the newest ``keep`` episodes of them."""
-        joined = SessionVectors(
-            np.concatenate([self.ids, newer.ids]),
-            np.concatenate([self.tokens, newer.tokens]),
-            np.concatenate([self.matrix, newer.matrix]),
-            np.concatenate([self.starts, newer.starts + len(self.matrix)]),
-        )
-        if len(joined.ids) <= keep:
-            return joined
-        first = int(joined.starts[-keep])
+        drop = max(0, len(self.ids) + len(newer.ids) - keep)
+        first = int(np.concatenate([self.counts, newer.counts])[:drop].sum())
         return SessionVectors(
-            joined.ids[-keep:], joined.tokens[-keep:], joined.matrix[first:], joined.starts[-keep:] - first
+            np.concatenate([self.ids, newer.ids])[drop:],
+            np.concatenate([self.tokens, newer.tokens])[drop:],
+            np.concatenate([self.heads, newer.heads])[drop:],
+            np.concatenate([self.passages, newer.passages])[first:],
+            np.concatenate([self.counts, newer.counts])[drop:],
         )
 
     def similarity(self, vector: np.ndarray) -> np.ndarray:
-        """Each episode's closeness to ``vector``: that of its closest vector."""
-        return np.maximum.reduceat(self.matrix @ vector, self.starts)
+        """Each episode's closeness to ``vector``: that of its closest vector,
+        passages compared for the newest ``PASSAGE_EPISODES`` only."""
+        closeness = self.heads @ vector
+        counts = self.counts[-PASSAGE_EPISODES:]
+        compared = int(counts.sum())
+        if compared:
+            rows = self.passages[len(self.passages) - compared :] @ vector
+            has = counts > 0
+            # reduceat over the episodes that have passages: each span ends where the next begins.
+            starts = (np.cumsum(counts) - counts)[has]
+            episodes = np.arange(len(self.ids) - len(counts), len(self.ids))[has]
+            closeness[episodes] = np.maximum(closeness[episodes], np.maximum.reduceat(rows, starts))
+        return closeness
 
 
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()
@@ -142,7 +168,7 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         known = kept.then(fresh, keep=scan)
     with _lock:
         _cache[session_pk] = known
-        while sum(len(v.matrix) for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
+        while sum(v.size for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
             _cache.popitem(last=False)
     return known
 

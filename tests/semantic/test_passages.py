@@ -146,8 +146,22 @@ def test_kept_vectors_joined_with_newer_ones_keep_each_episodes_rows_together():
     joined = kept.then(rows((4, 2), (5, 1)), keep=4)
     assert joined.ids.tolist() == [2, 3, 4, 5]
     assert joined.tokens.tolist() == [20, 30, 40, 50]
-    assert joined.starts.tolist() == [0, 3, 5, 7]
-    assert len(joined.matrix) == 8
+    assert joined.counts.tolist() == [2, 1, 1, 0]
+    assert joined.size == 8 and len(joined.passages) == 4
     # Each episode's closeness is its own rows' best, whatever rows went before.
-    np.testing.assert_allclose(joined.similarity(np.ones(384, dtype=np.float32)), [7.68, 11.52, 15.36, 19.2], rtol=1e-3)
+    ones = np.ones(384, dtype=np.float32)
+    np.testing.assert_allclose(joined.similarity(ones), [7.68, 11.52, 15.36, 19.2], rtol=1e-3)
     assert kept.then(rows((4, 2)), keep=10).ids.tolist() == [1, 2, 3, 4]
+
+
+def test_passages_are_compared_for_the_newest_episodes_only(monkeypatch):
+    from sessions_app.semantic import neighbours
+
+    def episode(head: float, passage: float) -> bytes:
+        return to_bytes(np.stack([np.full(384, head), np.full(384, passage)]).astype(np.float32))
+
+    known = neighbours.SessionVectors.read([1, 2, 3], [1, 1, 1], [episode(0.1, 0.9), episode(0.2, 0.8), episode(0.3, 0.7)])
+    ones = np.ones(384, dtype=np.float32)
+    np.testing.assert_allclose(known.similarity(ones), [0.9 * 384, 0.8 * 384, 0.7 * 384], rtol=1e-3)
+    monkeypatch.setattr(neighbours, "PASSAGE_EPISODES", 2)
+    np.testing.assert_allclose(known.similarity(ones), [0.1 * 384, 0.8 * 384, 0.7 * 384], rtol=1e-3)
