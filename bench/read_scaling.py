@@ -147,15 +147,22 @@ def give_vectors(session: ChatSession) -> None:
     batch: list[EpisodeVector] = []
     vectors = 0
     for pk, tokens, user_input, response in rows.iterator(chunk_size=5000):
-        matrix = rng.standard_normal((len(episode_texts(user_input, response)), DIMENSIONS)).astype(np.float32)
+        matrix = rng.standard_normal((len(episode_texts(user_input, response)), DIMENSIONS)).astype(
+            np.float32
+        )
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         vectors += len(matrix)
-        batch.append(EpisodeVector(episode_id=pk, session=session, token_count=tokens, vector=to_bytes(matrix)))
+        batch.append(
+            EpisodeVector(episode_id=pk, session=session, token_count=tokens, vector=to_bytes(matrix))
+        )
         if len(batch) == 5000:
             EpisodeVector.objects.bulk_create(batch)
             batch = []
     EpisodeVector.objects.bulk_create(batch)
-    print(f"vectors for {session.title!r}: {vectors:,} for {session.cached_episode_count:,} episodes", flush=True)
+    print(
+        f"vectors for {session.title!r}: {vectors:,} for {session.cached_episode_count:,} episodes",
+        flush=True,
+    )
 
 
 def _drop_queued_tasks() -> None:

@@ -19,7 +19,15 @@ from django.conf import settings
 from sessions_app.semantic.neighbours import Neighbour, forget, nearest, question_vector, question_vector_soon
 from sessions_app.semantic.store import embed_pending
 
-__all__ = ["Neighbour", "embed_pending", "enabled", "forget", "nearest", "question_vector", "question_vector_soon"]
+__all__ = [
+    "Neighbour",
+    "embed_pending",
+    "enabled",
+    "forget",
+    "nearest",
+    "question_vector",
+    "question_vector_soon",
+]
 
 
 def enabled() -> bool:

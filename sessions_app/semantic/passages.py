@@ -9,7 +9,8 @@ sentences, and an episode is as close to a question as its closest vector
 part of what it means.
 
 Measured by bench/retrieval_rankings.py on both probe sets (``--set
-synthetic`` and ``--set dialogue``); the figures are in its docstring.
+synthetic`` and ``--set dialogue``); the figures are in
+``sessions_app.retrieval``'s docstring.
 """
 
 from __future__ import annotations

@@ -43,7 +43,12 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
         for (pk, _, _, tokens), episode in zip(rows, texts, strict=True):
             end = start + len(episode)
             vectors.append(
-                EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(matrix[start:end]))
+                EpisodeVector(
+                    episode_id=pk,
+                    session_id=session_pk,
+                    token_count=tokens,
+                    vector=to_bytes(matrix[start:end]),
+                )
             )
             start = end
         with transaction.atomic():

@@ -23,10 +23,14 @@ ADVICE = (
 
 
 def test_passages_pack_whole_sentences_up_to_the_word_limit():
-    text = "One two three. Four five six seven! Eight nine?\n" + " ".join(["long"] * (PASSAGE_WORDS + 5)) + "."
+    text = (
+        "One two three. Four five six seven! Eight nine?\n" + " ".join(["long"] * (PASSAGE_WORDS + 5)) + "."
+    )
     found = passages(text)
     assert found[0] == "One two three. Four five six seven! Eight nine?"
-    assert found[1].split() == ["long"] * (PASSAGE_WORDS + 4) + ["long."]  # a long sentence is a passage alone
+    assert found[1].split() == ["long"] * (PASSAGE_WORDS + 4) + [
+        "long."
+    ]  # a long sentence is a passage alone
     assert all(len(p.split()) <= PASSAGE_WORDS for p in passages(ADVICE * 3))
     assert " ".join(passages(ADVICE)) == ADVICE.strip()  # nothing lost, nothing reordered
 
@@ -50,7 +54,10 @@ def test_episode_texts_are_the_whole_exchange_then_each_sides_passages():
 @pytest.mark.django_db
 def test_a_fact_said_in_passing_in_a_long_message_is_found_by_its_passage(session):
     fact = "By the way, my daughter Mira just started at the conservatory in Utrecht."
-    buried = {"user_input": f"Can you help me plan my budget? {fact} Anyway, where should I start?", "response": ADVICE * 2}
+    buried = {
+        "user_input": f"Can you help me plan my budget? {fact} Anyway, where should I start?",
+        "response": ADVICE * 2,
+    }
     others = [
         {
             "user_input": "How often should a child practise the violin?",
@@ -72,7 +79,11 @@ def test_a_fact_said_in_passing_in_a_long_message_is_found_by_its_passage(sessio
     asked = question_vector("Where is my girl studying music?")
 
     found = nearest(
-        session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=asked, limit=3, scan=100
+        session_pk=session.pk,
+        newest_episode_id=session.cached_last_episode_id,
+        vector=asked,
+        limit=3,
+        scan=100,
     )
     assert found[0].episode_id == episodes[4].pk
     # By the whole exchange's vector alone, the advice drowns the fact: others come first.
@@ -94,7 +105,11 @@ def test_rows_holding_one_vector_are_read_beside_rows_holding_several(session):
     whole = encoder().encode([episode_text(episodes[0].user_input, episodes[0].response)])[0]
     EpisodeVector.objects.filter(episode_id=episodes[0].pk).update(vector=to_bytes(whole))
     matrix, counts = to_matrix(
-        list(EpisodeVector.objects.filter(session=session).order_by("episode_id").values_list("vector", flat=True))
+        list(
+            EpisodeVector.objects.filter(session=session)
+            .order_by("episode_id")
+            .values_list("vector", flat=True)
+        )
     )
     assert counts.tolist() == [1, 3]
     assert matrix.shape == (4, 384)
@@ -160,7 +175,9 @@ def test_passages_are_compared_for_the_newest_episodes_only(monkeypatch):
     def episode(head: float, passage: float) -> bytes:
         return to_bytes(np.stack([np.full(384, head), np.full(384, passage)]).astype(np.float32))
 
-    known = neighbours.SessionVectors.read([1, 2, 3], [1, 1, 1], [episode(0.1, 0.9), episode(0.2, 0.8), episode(0.3, 0.7)])
+    known = neighbours.SessionVectors.read(
+        [1, 2, 3], [1, 1, 1], [episode(0.1, 0.9), episode(0.2, 0.8), episode(0.3, 0.7)]
+    )
     ones = np.ones(384, dtype=np.float32)
     np.testing.assert_allclose(known.similarity(ones), [0.9 * 384, 0.8 * 384, 0.7 * 384], rtol=1e-3)
     monkeypatch.setattr(neighbours, "PASSAGE_EPISODES", 2)

@@ -29,7 +29,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--session", help="only the session with this uuid")
         parser.add_argument(
-            "--rebuild", action="store_true", help="drop each session's vectors first and encode all its episodes again"
+            "--rebuild",
+            action="store_true",
+            help="drop each session's vectors first and encode all its episodes again",
         )
 
     def handle(self, *args: Any, session: str | None = None, rebuild: bool = False, **options: Any) -> None:
