@@ -361,24 +361,29 @@ class Score:
 
 @dataclass
 class Results:
-    """Scores by (method, budget), each with its question's kind; budget None for full history."""
+    """Scores by (method, budget), each with its question's kind and its
+    conversation's shape; budget None for full history."""
 
-    scores: dict[tuple[str, int | None], list[tuple[str, Score]]] = field(default_factory=dict)
+    scores: dict[tuple[str, int | None], list[tuple[str, str, Score]]] = field(default_factory=dict)
     rejected: Counter[int] = field(default_factory=Counter)  # budget -> 400 answers
     over_budget: Counter[int] = field(default_factory=Counter)
 
-    def add(self, method: str, budget: int | None, kind: str, score: Score) -> None:
-        self.scores.setdefault((method, budget), []).append((kind, score))
+    def add(self, method: str, budget: int | None, kind: str, shape: str, score: Score) -> None:
+        self.scores.setdefault((method, budget), []).append((kind, shape, score))
 
-    def mean(self, method: str, budget: int | None, kind: str | None = None) -> tuple[float, float]:
-        rows = [s for k, s in self.scores[(method, budget)] if kind is None or k == kind]
+    def mean(
+        self, method: str, budget: int | None, kind: str | None = None, shape: str | None = None
+    ) -> tuple[float, float]:
+        rows = [
+            s
+            for k, sh, s in self.scores[(method, budget)]
+            if (kind is None or k == kind) and (shape is None or sh == shape)
+        ]
         return statistics.fmean(s.tokens for s in rows), statistics.fmean(s.recall for s in rows)
 
 
 def nexus_score(api: Api, uuid: str, question: Question, budget: int, results: Results) -> Score:
-    status, body = api.get(
-        f"/api/sessions/{uuid}/context/", {"question": question.text, "budget": budget}
-    )
+    status, body = api.get(f"/api/sessions/{uuid}/context/", {"question": question.text, "budget": budget})
     if status == 400:
         results.rejected[budget] += 1
         return Score(0, 0.0)
@@ -388,21 +393,33 @@ def nexus_score(api: Api, uuid: str, question: Question, budget: int, results: R
     return Score(body["token_count"], recall(question, body["prompt"]))
 
 
+def shape_of(conversation: Conversation) -> str:
+    """ "dialogue (friends)" of the key "dialogue (friends), seed 7 #1 n=320"."""
+    return conversation.key.split(", seed")[0] if ", seed" in conversation.key else "synthetic"
+
+
 def evaluate(api: Api, uuid: str, conversation: Conversation, results: Results) -> None:
     exchanges = conversation.exchanges
+    shape = shape_of(conversation)
     pair_tokens = [count_tokens(dated_pair(e)) for e in exchanges]
     newest_first = list(range(len(exchanges) - 1, -1, -1))
     index = Bm25.over(exchanges)
     for question in conversation.questions:
         full = render(question.text, exchanges)
-        results.add("full history", None, question.kind, Score(count_tokens(full), recall(question, full)))
+        results.add(
+            "full history", None, question.kind, shape, Score(count_tokens(full), recall(question, full))
+        )
         ranking = index.ranking(question.text)
         for budget in BUDGETS:
             for method, order in (("buffer", newest_first), ("BM25 top-k", ranking)):
                 chosen = sorted(fit(question.text, order, pair_tokens, budget))
                 text = render(question.text, [exchanges[i] for i in chosen])
-                results.add(method, budget, question.kind, Score(count_tokens(text), recall(question, text)))
-            results.add("Nexus", budget, question.kind, nexus_score(api, uuid, question, budget, results))
+                results.add(
+                    method, budget, question.kind, shape, Score(count_tokens(text), recall(question, text))
+                )
+            results.add(
+                "Nexus", budget, question.kind, shape, nexus_score(api, uuid, question, budget, results)
+            )
 
 
 # --- report ----------------------------------------------------------------------------
@@ -440,6 +457,17 @@ def print_report(results: Results, conversations: list[Conversation]) -> None:
         nexus = results.mean("Nexus", BREAKDOWN_BUDGET, kind)[1]
         print(f"{kind:<13} {kinds[kind]:>9} {bm25:>6.2f} {nexus:>6.2f}")
 
+    shapes = sorted({shape_of(c) for c in conversations})
+    if len(shapes) > 1:
+        print("\nby conversation shape, recall at " + " / ".join(f"{b:,}" for b in BUDGETS) + " tokens:")
+        print(f"{'shape':<20} {'BM25':>16} {'Nexus':>16}")
+        for shape in shapes:
+            bm25, nexus = (
+                " / ".join(f"{results.mean(m, b, shape=shape)[1]:.2f}" for b in BUDGETS)
+                for m in ("BM25 top-k", "Nexus")
+            )
+            print(f"{shape:<20} {bm25:>16} {nexus:>16}")
+
     beats = all(results.mean("Nexus", b)[1] > results.mean("BM25 top-k", b)[1] for b in BUDGETS)
     ratio = results.mean("Nexus", BUDGETS[-1])[1] / full if full else 0.0
     print(f"\nNexus beats BM25 at every budget: {'yes' if beats else 'no'}")
@@ -468,9 +496,7 @@ def main() -> None:
     replay = Replay()
     uuids = [session_for(api, c, args.fresh, replay) for c in conversations]
     if replay.episodes:
-        print(
-            f"replayed {replay.episodes:,} episodes in {replay.requests} requests, {replay.seconds:.1f} s"
-        )
+        print(f"replayed {replay.episodes:,} episodes in {replay.requests} requests, {replay.seconds:.1f} s")
     else:
         print("reused the sessions of an earlier replay (--fresh replays them)")
     if not replay.dated:
