@@ -23,7 +23,7 @@ from django.db import connection
 
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.encoder import encoder
-from sessions_app.semantic.vectors import to_matrix
+from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
 #: Vectors kept in this process, all sessions together (about 1.5 KB each;
 #: an episode has one to ``passages.MAX_VECTORS``).
@@ -75,15 +75,21 @@ class SessionVectors:
         return len(self.heads) + len(self.passages)
 
     def then(self, newer: SessionVectors, keep: int) -> SessionVectors:
-        """These followed by ``newer``, the newest ``keep`` episodes of them."""
-        drop = max(0, len(self.ids) + len(newer.ids) - keep)
-        first = int(np.concatenate([self.counts, newer.counts])[:drop].sum())
+        """These followed by ``newer``, the newest ``keep`` episodes of them,
+        with the passages of the newest ``PASSAGE_EPISODES`` only (the rest
+        are never compared, so they are not kept either)."""
+        counts = np.concatenate([self.counts, newer.counts])
+        drop = max(0, len(counts) - keep)
+        older = max(drop, len(counts) - PASSAGE_EPISODES)  # episodes whose passages go
+        counts[:older] = 0
         return SessionVectors(
             np.concatenate([self.ids, newer.ids])[drop:],
             np.concatenate([self.tokens, newer.tokens])[drop:],
             np.concatenate([self.heads, newer.heads])[drop:],
-            np.concatenate([self.passages, newer.passages])[first:],
-            np.concatenate([self.counts, newer.counts])[drop:],
+            np.concatenate([self.passages, newer.passages])[
+                len(self.passages) + len(newer.passages) - int(counts.sum()) :
+            ],
+            counts[drop:],
         )
 
     def similarity(self, vector: np.ndarray) -> np.ndarray:
@@ -152,18 +158,16 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         kept = _cache.pop(session_pk, None)
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
         kept = None
-    if kept is None:
-        ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True)
-    else:
+    fresh = None
+    if kept is not None:
         ids, tokens, blobs = _read(session_pk, after=kept.newest, limit=scan, newest=False)
-        if len(ids) >= scan:  # more new than is compared: only the newest count
-            kept = None
-            ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True)
-    fresh = SessionVectors.read(ids, tokens, blobs)
-    if kept is None:
-        known = fresh
-    elif not ids:
-        known = kept  # nothing new (the usual case): no copy of the matrix
+        if len(ids) < scan:
+            fresh = SessionVectors.read(ids, tokens, blobs)
+        # else more new than is compared: only the newest count, read again below
+    if kept is None or fresh is None:
+        known = _read_newest(session_pk, scan)
+    elif not len(fresh.ids):
+        known = kept  # nothing new (the usual case): no copy of the matrices
     else:
         known = kept.then(fresh, keep=scan)
     with _lock:
@@ -173,11 +177,32 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
     return known
 
 
+def _read_newest(session_pk: int, scan: int) -> SessionVectors:
+    """The session's newest ``scan`` episodes' vectors: all of them for the
+    newest ``PASSAGE_EPISODES``, the whole exchange's alone for the older
+    ones, which is all that is compared of those (a fraction of the bytes)."""
+    ids, tokens, blobs = _read(session_pk, after=0, limit=min(scan, PASSAGE_EPISODES), newest=True)
+    newest = SessionVectors.read(ids, tokens, blobs)
+    if len(ids) < PASSAGE_EPISODES or scan <= PASSAGE_EPISODES:
+        return newest
+    ids, tokens, blobs = _read(
+        session_pk, after=0, upto=ids[0] - 1, limit=scan - PASSAGE_EPISODES, newest=True, heads=True
+    )
+    return SessionVectors.read(ids, tokens, blobs).then(newest, keep=scan)
+
+
 def _read(
-    session_pk: int, *, after: int, limit: int, newest: bool
+    session_pk: int,
+    *,
+    after: int,
+    limit: int,
+    newest: bool,
+    upto: int = 2**63 - 1,
+    heads: bool = False,
 ) -> tuple[list[int], list[int], list[bytes]]:
-    """At most ``limit`` vectors of the session with an id above ``after``,
-    oldest first: the newest of them, or (``newest=False``) the oldest.
+    """At most ``limit`` rows of the session with an id above ``after`` and
+    at most ``upto``, oldest first: the newest of them, or (``newest=False``)
+    the oldest. ``heads``: each row's first vector only (the whole exchange's).
 
     Row comparisons on ``(session_id, episode_id)``, ordered by both: the
     same reason as ``sessions_app.querysets.session_range`` (only that
@@ -187,13 +212,15 @@ def _read(
     finding there is nothing newer."""
     table = EpisodeVector._meta.db_table
     order = "DESC" if newest else "ASC"
+    # substr() cuts a bytea on PostgreSQL and a blob on SQLite alike, by bytes.
+    vector = f'substr("vector", 1, {VECTOR_BYTES})' if heads else '"vector"'
     sql = (
-        f'SELECT "episode_id", "token_count", "vector" FROM "{table}" '
+        f'SELECT "episode_id", "token_count", {vector} FROM "{table}" '
         f'WHERE ("session_id", "episode_id") > (%s, %s) AND ("session_id", "episode_id") <= (%s, %s) '
         f'ORDER BY "session_id" {order}, "episode_id" {order} LIMIT %s'
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [session_pk, after, session_pk, 2**63 - 1, limit])
+        cursor.execute(sql, [session_pk, after, session_pk, upto, limit])
         rows = cursor.fetchall()
     if newest:
         rows.reverse()

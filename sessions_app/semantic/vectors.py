@@ -13,7 +13,7 @@ import numpy as np
 from sessions_app.semantic.encoder import DIMENSIONS
 
 _STORED = np.dtype("<f2")
-_VECTOR_BYTES = DIMENSIONS * _STORED.itemsize
+VECTOR_BYTES = DIMENSIONS * _STORED.itemsize
 
 
 def to_bytes(vectors: np.ndarray) -> bytes:
@@ -27,6 +27,6 @@ def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarr
     if not blobs:
         return np.zeros((0, DIMENSIONS), dtype=np.float32), np.zeros(0, dtype=np.int64)
     joined = b"".join(bytes(blob) for blob in blobs)
-    counts = np.fromiter((len(blob) // _VECTOR_BYTES for blob in blobs), dtype=np.int64, count=len(blobs))
+    counts = np.fromiter((len(blob) // VECTOR_BYTES for blob in blobs), dtype=np.int64, count=len(blobs))
     matrix = np.frombuffer(joined, dtype=_STORED).reshape(-1, DIMENSIONS).astype(np.float32)
     return matrix, counts

@@ -182,3 +182,43 @@ def test_passages_are_compared_for_the_newest_episodes_only(monkeypatch):
     np.testing.assert_allclose(known.similarity(ones), [0.9 * 384, 0.8 * 384, 0.7 * 384], rtol=1e-3)
     monkeypatch.setattr(neighbours, "PASSAGE_EPISODES", 2)
     np.testing.assert_allclose(known.similarity(ones), [0.1 * 384, 0.8 * 384, 0.7 * 384], rtol=1e-3)
+
+
+def test_passages_beyond_the_newest_episodes_are_not_kept(monkeypatch):
+    from sessions_app.semantic import neighbours
+
+    monkeypatch.setattr(neighbours, "PASSAGE_EPISODES", 2)
+
+    def rows(*pairs):
+        blobs = [to_bytes(np.full((count, 384), pk / 100, dtype=np.float32)) for pk, count in pairs]
+        return neighbours.SessionVectors.read([pk for pk, _ in pairs], [1] * len(pairs), blobs)
+
+    joined = rows((1, 3), (2, 2)).then(rows((3, 2), (4, 3)), keep=10)
+    assert joined.ids.tolist() == [1, 2, 3, 4]
+    assert joined.counts.tolist() == [0, 0, 1, 2]
+    np.testing.assert_allclose(joined.passages[:, 0], [0.03, 0.04, 0.04], atol=1e-4)
+
+
+@pytest.mark.django_db
+def test_a_first_question_reads_passages_for_the_newest_episodes_only(session, monkeypatch):
+    from sessions_app.semantic import neighbours
+
+    monkeypatch.setattr(neighbours, "PASSAGE_EPISODES", 2)
+    episodes = episodes_bulk_create(
+        session=session,
+        items=[{"user_input": f"Question {n} here.", "response": f"Answer {n} there."} for n in range(4)],
+    )
+    embed_pending(session.pk)
+    stored, _ = to_matrix(
+        list(
+            EpisodeVector.objects.filter(session=session)
+            .order_by("episode_id")
+            .values_list("vector", flat=True)
+        )
+    )
+    known = neighbours._read_newest(session.pk, scan=3)
+    assert known.ids.tolist() == [e.pk for e in episodes[1:]]
+    assert known.counts.tolist() == [0, 2, 2]  # the oldest compared: its whole exchange's vector only
+    np.testing.assert_array_equal(known.heads, stored[[3, 6, 9]])
+    np.testing.assert_array_equal(known.passages, stored[[7, 8, 10, 11]])
+    assert neighbours._read_newest(session.pk, scan=2).counts.tolist() == [2, 2]
