@@ -88,7 +88,14 @@ BIRDS = ["heron", "finch", "osprey", "plover", "kestrel", "wren", "curlew", "sta
 JOBS = ["radiographer", "paramedic", "pharmacist", "physiotherapist", "midwife", "dietitian", "audiologist"]
 HOBBIES = ["pottery", "woodturning", "salsa", "watercolour", "calligraphy", "flamenco", "printmaking"]
 COMPANIES = [
-    "Brightwell", "Northgate", "Fernbrook", "Halcyon", "Quillon", "Marrowfield", "Tidewater", "Lumenta"
+    "Brightwell",
+    "Northgate",
+    "Fernbrook",
+    "Halcyon",
+    "Quillon",
+    "Marrowfield",
+    "Tidewater",
+    "Lumenta",
 ]
 STREETS = ["Juniper", "Alder", "Rowan", "Hawthorn", "Linden", "Sycamore", "Chestnut", "Larch", "Hazel"]
 CARS = ["Golf", "Yaris", "Octavia", "Fiesta", "Corolla", "Civic", "Clio", "Micra", "Ioniq", "Fabia"]
@@ -146,7 +153,6 @@ def said(text: str) -> Write:
     return lambda _day: (text, "")
 
 
-
 def make_facts(draw: Draw) -> list[Fact]:
     """The facts of one conversation, with the user's own values."""
     rng = draw.rng
@@ -180,59 +186,143 @@ def make_facts(draw: Draw) -> list[Fact]:
     return [
         Fact(
             FACT,
-            [Plant(EARLY, said(f"My sister {sister} moved to {city} last spring and she finally found a flat near the river."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"My sister {sister} moved to {city} last spring and she finally found a flat near the river."
+                    ),
+                )
+            ],
             "Which city does my sister live in now?",
             fixed(city),
             [Plant(ANYWHERE, said(f"{friend} told me his brother is moving to {other_city} for a new job."))],
         ),
         Fact(
             DATE,
-            [Plant(EARLY, said(f"Big news: we adopted {pet} from the rescue centre today! He slept on the sofa all evening."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"Big news: we adopted {pet} from the rescue centre today! He slept on the sofa all evening."
+                    ),
+                )
+            ],
             "When did our dog come home with us?",
             told_on,
             [],
         ),
         Fact(
             FACT,
-            [Plant(SETTLED, said(f"{pet} is such a typical {breed}: asleep all day, then sprinting round the garden at dusk."))],
+            [
+                Plant(
+                    SETTLED,
+                    said(
+                        f"{pet} is such a typical {breed}: asleep all day, then sprinting round the garden at dusk."
+                    ),
+                )
+            ],
             "What kind of dog do I have, and what is it called?",
             fixed(breed, pet),
-            [Plant(ANYWHERE, said(f"The neighbours' {other_breed}, {other_pet}, barked at the postman all morning again."))],
+            [
+                Plant(
+                    ANYWHERE,
+                    said(
+                        f"The neighbours' {other_breed}, {other_pet}, barked at the postman all morning again."
+                    ),
+                )
+            ],
         ),
         Fact(
             FACT,
-            [Plant(EARLY, said(f"For any recipe ideas: I'm allergic to {allergen}, so please always leave them out."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"For any recipe ideas: I'm allergic to {allergen}, so please always leave them out."
+                    ),
+                )
+            ],
             "Is there anything I must never eat?",
             fixed(allergen),
-            [Plant(ANYWHERE, said(f"Cooking for {friend2} on Saturday, and he can't have {other_allergen} at all."))],
+            [
+                Plant(
+                    ANYWHERE,
+                    said(f"Cooking for {friend2} on Saturday, and he can't have {other_allergen} at all."),
+                )
+            ],
         ),
         Fact(
             FACT,
-            [Plant(EARLY, said(f"Writing this down before I lose it: the wifi password at the cabin is {password}."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"Writing this down before I lose it: the wifi password at the cabin is {password}."
+                    ),
+                )
+            ],
             "What do I type to get online when we stay at the lake house?",
             fixed(password),
-            [Plant(ANYWHERE, said(f"The guest network at the office now uses the password {other_password}."))],
+            [
+                Plant(
+                    ANYWHERE, said(f"The guest network at the office now uses the password {other_password}.")
+                )
+            ],
         ),
         Fact(
             FACT,
-            [Plant(EARLY, said(f"{partner} got the position! He starts as a {job} at the hospital next week."))],
+            [
+                Plant(
+                    EARLY,
+                    said(f"{partner} got the position! He starts as a {job} at the hospital next week."),
+                )
+            ],
             "What does my partner do for a living?",
             fixed(job),
-            [Plant(ANYWHERE, said(f"{friend3} is retraining to become a {other_job}, which surprised everyone."))],
+            [
+                Plant(
+                    ANYWHERE,
+                    said(f"{friend3} is retraining to become a {other_job}, which surprised everyone."),
+                )
+            ],
         ),
         Fact(
             DATE,
-            [Plant(EARLY, said(f"Just got back from my very first {hobby} class. My hands are a mess but I loved it."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"Just got back from my very first {hobby} class. My hands are a mess but I loved it."
+                    ),
+                )
+            ],
             "When did I begin going to my evening class?",
             told_on,
-            [Plant(ANYWHERE, said(f"{friend2} keeps asking me to join his {other_hobby} group on weekends."))],
+            [
+                Plant(
+                    ANYWHERE, said(f"{friend2} keeps asking me to join his {other_hobby} group on weekends.")
+                )
+            ],
         ),
         Fact(
             FACT,
-            [Plant(EARLY, said(f"Our anniversary dinner is always at {restaurant}, the little place by the station."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"Our anniversary dinner is always at {restaurant}, the little place by the station."
+                    ),
+                )
+            ],
             "Where do we usually celebrate our anniversary?",
             fixed(restaurant),
-            [Plant(ANYWHERE, said(f"{friend} recommended {other_restaurant} for a work lunch, have you heard of it?"))],
+            [
+                Plant(
+                    ANYWHERE,
+                    said(f"{friend} recommended {other_restaurant} for a work lunch, have you heard of it?"),
+                )
+            ],
         ),
         Fact(
             FACT,
@@ -244,8 +334,16 @@ def make_facts(draw: Draw) -> list[Fact]:
         Fact(
             UPDATED,
             [
-                Plant(EARLY, said(f"Another long week at {company}; being the only analyst on the team is tiring.")),
-                Plant(MIDDLE, said(f"I accepted the offer from {new_company}! I hand in my notice at {company} tomorrow.")),
+                Plant(
+                    EARLY,
+                    said(f"Another long week at {company}; being the only analyst on the team is tiring."),
+                ),
+                Plant(
+                    MIDDLE,
+                    said(
+                        f"I accepted the offer from {new_company}! I hand in my notice at {company} tomorrow."
+                    ),
+                ),
             ],
             "Which firm am I employed by these days?",
             fixed(new_company),
@@ -255,7 +353,10 @@ def make_facts(draw: Draw) -> list[Fact]:
             UPDATED,
             [
                 Plant(EARLY, said(f"The flat on {street} Street is freezing again, the heating is ancient.")),
-                Plant(MIDDLE, said(f"We got the keys to the new place on {new_street} Road, moving boxes everywhere.")),
+                Plant(
+                    MIDDLE,
+                    said(f"We got the keys to the new place on {new_street} Road, moving boxes everywhere."),
+                ),
             ],
             "What road is our home on now?",
             fixed(new_street),
@@ -265,17 +366,26 @@ def make_facts(draw: Draw) -> list[Fact]:
             UPDATED,
             [
                 Plant(EARLY, said(f"My old {car} made a grinding noise on the motorway this morning.")),
-                Plant(MIDDLE, said(f"Sold the {car} at last and picked up a second-hand {new_car} yesterday.")),
+                Plant(
+                    MIDDLE, said(f"Sold the {car} at last and picked up a second-hand {new_car} yesterday.")
+                ),
             ],
             "What car am I driving at the moment?",
             fixed(new_car),
-            [Plant(ANYWHERE, said(f"{friend} wants to sell me his {other_car}, but it has rust everywhere."))],
+            [
+                Plant(
+                    ANYWHERE, said(f"{friend} wants to sell me his {other_car}, but it has rust everywhere.")
+                )
+            ],
         ),
         Fact(
             UPDATED,
             [
                 Plant(EARLY, said(f"I've set myself a running target of {distance} km a week until summer.")),
-                Plant(MIDDLE, said(f"The knee feels fine, so I'm raising my weekly running goal to {new_distance} km.")),
+                Plant(
+                    MIDDLE,
+                    said(f"The knee feels fine, so I'm raising my weekly running goal to {new_distance} km."),
+                ),
             ],
             "How far do I aim to jog every week?",
             fixed(new_distance),
@@ -283,21 +393,49 @@ def make_facts(draw: Draw) -> list[Fact]:
         ),
         Fact(
             DATE,
-            [Plant(EARLY, appointment(dentist_in, lambda d: f"I finally booked the dentist for {d.day} {d:%B}, at nine in the morning."))],
+            [
+                Plant(
+                    EARLY,
+                    appointment(
+                        dentist_in,
+                        lambda d: f"I finally booked the dentist for {d.day} {d:%B}, at nine in the morning.",
+                    ),
+                )
+            ],
             "When did I say I'd visit the dentist?",
             in_days(dentist_in),
             [],
         ),
         Fact(
             DATE,
-            [Plant(EARLY, appointment(flight_in, lambda d: f"Flights are booked: we fly to {destination} on {d.day} {d:%B} {d.year}!"))],
+            [
+                Plant(
+                    EARLY,
+                    appointment(
+                        flight_in,
+                        lambda d: f"Flights are booked: we fly to {destination} on {d.day} {d:%B} {d.year}!",
+                    ),
+                )
+            ],
             "On which day does our holiday flight leave?",
             in_days(flight_in),
-            [Plant(ANYWHERE, said(f"{friend2} is off to {other_destination} soon, he won't stop talking about it."))],
+            [
+                Plant(
+                    ANYWHERE,
+                    said(f"{friend2} is off to {other_destination} soon, he won't stop talking about it."),
+                )
+            ],
         ),
         Fact(
             DATE,
-            [Plant(EARLY, said(f"Note to self: Mum's birthday is on {birthday.day} {birthday:%B}, don't forget the card this time."))],
+            [
+                Plant(
+                    EARLY,
+                    said(
+                        f"Note to self: Mum's birthday is on {birthday.day} {birthday:%B}, don't forget the card this time."
+                    ),
+                )
+            ],
             "When is my mother's birthday?",
             fixed(*date_words(birthday, year=False)),
             [],
@@ -488,29 +626,46 @@ def filler_exchange(rng: random.Random, name: str) -> tuple[str, str]:
 # --- the calendar ----------------------------------------------------------------
 
 
-def session_calendar(rng: random.Random, total: int) -> list[tuple[date, int]]:
-    """(day, exchanges that day) for ``total`` exchanges: 5 to 30 exchanges a
-    session, sessions 2 to 21 days apart, starting in early 2023."""
-    day = FIRST_DAY + timedelta(days=rng.randint(0, 20))
+def session_calendar(
+    rng: random.Random,
+    total: int,
+    *,
+    first: date = FIRST_DAY,
+    start_within: int = 20,
+    sizes: tuple[int, int] = (5, 30),
+    gaps: tuple[int, int] = (2, 21),
+) -> list[tuple[date, int]]:
+    """(day, exchanges that day) for ``total`` exchanges: ``sizes`` exchanges a
+    session (by default 5 to 30), sessions ``gaps`` days apart (2 to 21),
+    starting within ``start_within`` days of ``first`` (early 2023)."""
+    day = first + timedelta(days=rng.randint(0, start_within))
     calendar: list[tuple[date, int]] = []
     left = total
     while left > 0:
-        size = min(left, rng.randint(5, 30))
-        if 0 < left - size < 5:  # no session shorter than five at the end
+        size = min(left, rng.randint(*sizes))
+        if 0 < left - size < sizes[0]:  # no session shorter than the least at the end
             size = left
         calendar.append((day, size))
         left -= size
-        day += timedelta(days=rng.randint(2, 21))
+        day += timedelta(days=rng.randint(*gaps))
     return calendar
 
 
-def exchange_times(rng: random.Random, day: date, count: int) -> list[datetime]:
-    """Afternoon times a minute or a few apart, in the user's time zone."""
-    moment = datetime.combine(day, time(rng.randint(12, 16), rng.randint(0, 59)), USER_TZ)
+def exchange_times(
+    rng: random.Random,
+    day: date,
+    count: int,
+    *,
+    hours: tuple[int, int] = (12, 16),
+    pause: tuple[int, int] = (40, 300),
+) -> list[datetime]:
+    """Times within ``hours`` (by default the afternoon), ``pause`` seconds
+    apart (a minute or a few), in the user's time zone."""
+    moment = datetime.combine(day, time(rng.randint(*hours), rng.randint(0, 59)), USER_TZ)
     times = []
     for _ in range(count):
         times.append(moment)
-        moment += timedelta(seconds=rng.randint(40, 300))
+        moment += timedelta(seconds=rng.randint(*pause))
     return times
 
 

@@ -42,7 +42,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 
 from bench import dialogue_filler as filler
 from bench.recall_data import (
@@ -50,35 +50,79 @@ from bench.recall_data import (
     FACT,
     KINDS,
     UPDATED,
-    USER_TZ,
     Conversation,
     Draw,
     Exchange,
     Question,
     date_words,
+    exchange_times,
     fixed,
     long_date,
     place,
+    session_calendar,
     words,
 )
+
+#: The first day a conversation may start from (within 25 days of it).
+FIRST_DAY = date(2023, 1, 2)
 
 # --- value pools: none shared with recall_data.py or with the filler ------------------
 
 SPEAKERS = [
-    "Maelle", "Joaquin", "Saoirse", "Bruno", "Ayla", "Kenji", "Noor", "Tobias", "Ilse", "Rohan", "Vesna",
-    "Anouk", "Mateo", "Greta", "Idris", "Solveig",
+    "Maelle",
+    "Joaquin",
+    "Saoirse",
+    "Bruno",
+    "Ayla",
+    "Kenji",
+    "Noor",
+    "Tobias",
+    "Ilse",
+    "Rohan",
+    "Vesna",
+    "Anouk",
+    "Mateo",
+    "Greta",
+    "Idris",
+    "Solveig",
 ]
 # Relatives, partners and acquaintances: a daughter is one of WOMEN, a brother one of MEN.
 WOMEN = ["Mira", "Sigrid", "Odile", "Carmen", "Petra", "Zora", "Fenna", "Ottilie", "Raisa", "Margit", "Elke"]
 MEN = ["Teodor", "Lazlo", "Benedikt", "Ferdinand", "Yusuf", "Henrik", "Leandro", "Casimir", "Evander", "Aldo"]
 KIN = WOMEN + MEN
 CITIES = [
-    "Utrecht", "Aarhus", "Salzburg", "Trieste", "Ljubljana", "Nantes", "Turku", "Coimbra", "Brno", "Galway",
-    "Innsbruck", "Seville", "Graz", "Malmo", "Antwerp", "Bilbao",
+    "Utrecht",
+    "Aarhus",
+    "Salzburg",
+    "Trieste",
+    "Ljubljana",
+    "Nantes",
+    "Turku",
+    "Coimbra",
+    "Brno",
+    "Galway",
+    "Innsbruck",
+    "Seville",
+    "Graz",
+    "Malmo",
+    "Antwerp",
+    "Bilbao",
 ]
 JOBS = [
-    "architect", "sommelier", "locksmith", "cartographer", "translator", "beekeeper", "electrician",
-    "optician", "archivist", "florist", "surveyor", "glazier", "upholsterer", "stenographer",
+    "architect",
+    "sommelier",
+    "locksmith",
+    "cartographer",
+    "translator",
+    "beekeeper",
+    "electrician",
+    "optician",
+    "archivist",
+    "florist",
+    "surveyor",
+    "glazier",
+    "upholsterer",
+    "stenographer",
 ]
 COMPANIES = ["Vantora", "Calderwood", "Meridia", "Pinecrest", "Solvane", "Harrowgate", "Ambervale", "Tessaly"]
 SPECIES = ["tortoise", "ferret", "cockatiel", "gecko", "hamster", "parakeet", "chinchilla", "axolotl"]
@@ -541,36 +585,6 @@ def assistant_event(rng: random.Random, event: str, phrase: str) -> Write:
     return write
 
 
-# --- the calendar ----------------------------------------------------------------------
-
-
-def session_calendar(
-    rng: random.Random, total: int, sizes: tuple[int, int], gaps: tuple[int, int]
-) -> list[tuple[date, int]]:
-    """(day, exchanges that day) for ``total`` exchanges, from January 2023."""
-    day = date(2023, 1, 2) + timedelta(days=rng.randint(0, 25))
-    calendar: list[tuple[date, int]] = []
-    left = total
-    while left > 0:
-        size = min(left, rng.randint(*sizes))
-        if 0 < left - size < sizes[0]:  # no short session at the end
-            size = left
-        calendar.append((day, size))
-        left -= size
-        day += timedelta(days=rng.randint(*gaps))
-    return calendar
-
-
-def exchange_times(rng: random.Random, day: date, count: int) -> list[datetime]:
-    """Evening times a minute or a few apart, in the user's time zone."""
-    moment = datetime.combine(day, time(rng.randint(17, 20), rng.randint(0, 59)), USER_TZ)
-    times = []
-    for _ in range(count):
-        times.append(moment)
-        moment += timedelta(seconds=rng.randint(30, 240))
-    return times
-
-
 # --- putting it together ------------------------------------------------------------------
 
 
@@ -618,10 +632,12 @@ def make_conversation(seed: int, number: int, total: int) -> Conversation:
     if friends:
         other = draw(SPEAKERS)
         facts = friends_facts(draw, user, other)
-        calendar = session_calendar(rng, total, sizes=(12, 30), gaps=(5, 24))
+        calendar = session_calendar(
+            rng, total, first=FIRST_DAY, start_within=25, sizes=(12, 30), gaps=(5, 24)
+        )
     else:
         facts = assistant_facts(draw)
-        calendar = session_calendar(rng, total, sizes=(3, 12), gaps=(1, 9))
+        calendar = session_calendar(rng, total, first=FIRST_DAY, start_within=25, sizes=(3, 12), gaps=(1, 9))
     days = [day for day, size in calendar for _ in range(size)]
 
     planted: dict[int, Line] = {}
@@ -644,7 +660,7 @@ def make_conversation(seed: int, number: int, total: int) -> Conversation:
     sessions: list[list[Exchange]] = []
     position = 0
     for day, size in calendar:
-        times = exchange_times(rng, day, size)
+        times = exchange_times(rng, day, size, hours=(17, 20), pause=(30, 240))
         sessions.append([Exchange(*texts[position + i], created_at=times[i]) for i in range(size)])
         position += size
     shape = "friends" if friends else "assistant"
