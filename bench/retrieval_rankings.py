@@ -10,9 +10,9 @@ and the answer words found are averaged. Rankings:
 - words: BM25 over the exchanges (memory_recall.py's);
 - meaning, whole exchange: cosine of the production encoder's vector of the
   whole exchange (what Nexus stored before passages);
-- meaning: as Nexus ranks now, an exchange as close as the closest of its
-  vectors (sessions_app.semantic.passages: the whole exchange and passages of
-  a few sentences of each side);
+- meaning: as Nexus ranks now, with passages (sessions_app.semantic.passages:
+  the whole exchange and passages of a few sentences of each side): the mean
+  of the whole exchange's closeness and its closest vector's;
 - fused: reciprocal rank fusion (K 60) of meaning with the words' list at
   weights 1, 0.5 and 0.3, as sessions_app.retrieval fuses them.
 
@@ -84,7 +84,9 @@ def main() -> None:
             closest = np.full(len(exchanges), -np.inf)
             np.maximum.at(closest, owners, vectors @ asked_vector)
             by_whole = [int(i) for i in np.argsort(-(whole @ asked_vector), kind="stable")]
-            by_meaning = [int(i) for i in np.argsort(-closest, kind="stable")]
+            # As sessions_app.semantic.neighbours scores: the whole exchange's and the closest vector's mean.
+            meaning = (whole @ asked_vector + closest) / 2
+            by_meaning = [int(i) for i in np.argsort(-meaning, kind="stable")]
             # Only exchanges holding a word of the question, as the index returns them.
             asked = set(terms(question.text))
             by_words = [i for i in bm25.ranking(question.text) if bm25.documents[i].keys() & asked]

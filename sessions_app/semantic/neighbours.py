@@ -93,9 +93,14 @@ class SessionVectors:
         )
 
     def similarity(self, vector: np.ndarray) -> np.ndarray:
-        """Each episode's closeness to ``vector``: that of its closest vector,
-        passages compared for the newest ``PASSAGE_EPISODES`` only."""
-        closeness = self.heads @ vector
+        """Each episode's closeness to ``vector``: the mean of its whole
+        exchange's and its closest vector's (passages compared for the newest
+        ``PASSAGE_EPISODES`` only). The closest alone would favour episodes
+        with many passages, each one more draw at matching by chance; the
+        whole exchange's half keeps the rest of the episode in the score
+        (bench/retrieval_rankings.py)."""
+        whole = self.heads @ vector
+        closest = whole.copy()
         counts = self.counts[-PASSAGE_EPISODES:]
         compared = int(counts.sum())
         if compared:
@@ -104,8 +109,8 @@ class SessionVectors:
             # reduceat over the episodes that have passages: each span ends where the next begins.
             starts = (np.cumsum(counts) - counts)[has]
             episodes = np.arange(len(self.ids) - len(counts), len(self.ids))[has]
-            closeness[episodes] = np.maximum(closeness[episodes], np.maximum.reduceat(rows, starts))
-        return closeness
+            closest[episodes] = np.maximum(whole[episodes], np.maximum.reduceat(rows, starts))
+        return (whole + closest) / 2
 
 
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()

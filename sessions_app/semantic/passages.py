@@ -4,9 +4,9 @@ One vector for a whole exchange blurs it: a friend's reply that covers the
 weekend, a new job and a sister's move, or an answer of 300 words with one
 sentence about the user in it, sits between all its topics and near none of
 them. So each side of the exchange is also cut into passages of a few
-sentences, and an episode is as close to a question as its closest vector
-(``neighbours.nearest``). A passage never spans both sides: who said it is
-part of what it means.
+sentences, and a passage close to a question lifts its episode
+(``neighbours.SessionVectors.similarity``). A passage never spans both
+sides: who said it is part of what it means.
 
 Measured by bench/retrieval_rankings.py on both probe sets (``--set
 synthetic`` and ``--set dialogue``); the figures are in
