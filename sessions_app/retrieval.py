@@ -15,10 +15,10 @@ ranking                    synthetic           dialogue
 =========================  ==================  ==================
 words (BM25)               0.40 / 0.43 / 0.46  0.27 / 0.34 / 0.39
 meaning, whole exchange    0.73 / 0.78 / 0.89  0.17 / 0.33 / 0.42
-meaning (with passages)    0.74 / 0.78 / 0.90  0.34 / 0.45 / 0.64
-fused, words at 1          0.64 / 0.70 / 0.76  0.31 / 0.38 / 0.48
-fused, words at 0.5        0.74 / 0.82 / 0.85  0.28 / 0.38 / 0.58
-fused, words at 0.3        0.74 / 0.81 / 0.89  0.30 / 0.39 / 0.58
+meaning (with passages)    0.78 / 0.81 / 0.89  0.34 / 0.45 / 0.59
+fused, words at 1          0.65 / 0.68 / 0.84  0.33 / 0.39 / 0.50
+fused, words at 0.5        0.78 / 0.84 / 0.90  0.34 / 0.44 / 0.55
+fused, words at 0.3        0.78 / 0.85 / 0.90  0.34 / 0.45 / 0.58
 =========================  ==================  ==================
 
 Words stay at half weight, not lower: both sets ask in other words on
