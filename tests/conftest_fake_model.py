@@ -1,5 +1,6 @@
-"""Fixtures for the fake model server (tests/fake_model_server.py), and
-``use_client`` for a fake model client in process.
+"""Fixtures for the fake model server (tests/fake_model_server.py), ``model``
+(the chat backend pointed at it), and ``use_client`` for a fake model client
+in process.
 
 Loaded for the whole suite by ``pytest_plugins`` in the root conftest.py.
 """
@@ -23,6 +24,15 @@ def fake_model() -> Iterator[FakeModelServer]:
     """A fake model server in a thread of the test process, on a free port."""
     with FakeModelServer() as server:
         yield server
+
+
+@pytest.fixture
+def model(fake_model, settings) -> FakeModelServer:
+    """The ollama backend pointed at the fake model server (for chat turns)."""
+    settings.INFERENCE_BACKEND = "ollama"
+    settings.INFERENCE_SERVICE_URL = fake_model.url
+    settings.CHAT_MODEL = "fake-chat"
+    return fake_model
 
 
 @pytest.fixture

@@ -35,15 +35,6 @@ def session(owner):
     return session
 
 
-@pytest.fixture
-def model(fake_model, settings):
-    """The ollama backend pointed at the fake model server."""
-    settings.INFERENCE_BACKEND = "ollama"
-    settings.INFERENCE_SERVICE_URL = fake_model.url
-    settings.CHAT_MODEL = "fake-chat"
-    return fake_model
-
-
 def url(session, tail: str = "chat/") -> str:
     return f"/api/sessions/{session.uuid}/{tail}"
 

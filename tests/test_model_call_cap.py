@@ -50,15 +50,6 @@ def fake(use_client) -> FakeClient:
     return use_client(FakeClient())
 
 
-@pytest.fixture
-def model(fake_model, settings):
-    """The ollama backend pointed at the fake model server (for chat turns)."""
-    settings.INFERENCE_BACKEND = "ollama"
-    settings.INFERENCE_SERVICE_URL = fake_model.url
-    settings.CHAT_MODEL = "fake-chat"
-    return fake_model
-
-
 def spend(user, n: int, *, minutes_ago: float = 1, chat: bool = False) -> None:
     """``n`` model calls charged to ``user``, made ``minutes_ago`` (utility calls unless ``chat``)."""
     for _ in range(n):

@@ -8,14 +8,6 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 
-@pytest.fixture
-def model(fake_model, settings):
-    settings.INFERENCE_BACKEND = "ollama"
-    settings.INFERENCE_SERVICE_URL = fake_model.url
-    settings.CHAT_MODEL = "fake-chat"
-    return fake_model
-
-
 def client_for(live_server, key: str) -> openai.OpenAI:
     # No retries: a test that expects a 5xx must see the first answer.
     return openai.OpenAI(base_url=f"{live_server.url}/v1", api_key=key, max_retries=0, timeout=20)
