@@ -8,6 +8,8 @@ documented ``unregister``/``register``), so the session pages keep their URLs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -28,6 +30,24 @@ from summaries.models import SummarizationState, Summary
 
 SUMMARY_ROWS_INLINE = 50
 
+T = TypeVar("T")
+
+
+def queue_all(
+    model_admin: admin.ModelAdmin, request: HttpRequest, items: Iterable[T], queue: Callable[[T], None]
+) -> bool:
+    """An admin action's ``queue(item)`` for every item, in one transaction:
+    the services enqueue on commit, so all go out together, or none. False,
+    and the reason shown, while the staff member is at the model-call cap."""
+    try:
+        with transaction.atomic():
+            for item in items:
+                queue(item)
+    except ModelCallCapReached as err:
+        model_admin.message_user(request, err.message, messages.ERROR)
+        return False
+    return True
+
 
 def queue_chain_rebuilds(
     model_admin: admin.ModelAdmin, request: HttpRequest, sessions: list[ChatSession]
@@ -35,13 +55,12 @@ def queue_chain_rebuilds(
     """The rebuild action of the session and the summary lists: queue a
     rebuild of each session's chain and say how many were queued (none, and
     why, while the staff member is at the model-call cap)."""
-    # The service enqueues on commit: all the rebuilds go out together, or none.
-    try:
-        with transaction.atomic():
-            for session in sessions:
-                triggers.session_rebuild(session=session, actor=request.user)
-    except ModelCallCapReached as err:
-        model_admin.message_user(request, err.message, messages.ERROR)
+    if not queue_all(
+        model_admin,
+        request,
+        sessions,
+        lambda session: triggers.session_rebuild(session=session, actor=request.user),
+    ):
         return
     count = len(sessions)
     model_admin.message_user(

@@ -11,7 +11,6 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -24,9 +23,8 @@ from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
 from summaries import triggers
 from summaries.admin.forms import SummaryForm
-from summaries.admin.sessions import queue_chain_rebuilds
+from summaries.admin.sessions import queue_all, queue_chain_rebuilds
 from summaries.curation import summary_curate, summary_restore
-from summaries.model_cap import ModelCallCapReached
 from summaries.models import Summary, SummaryRevision
 
 # The row's page lists at most this many covered episodes and revisions;
@@ -230,14 +228,12 @@ class SummaryAdmin(admin.ModelAdmin):
     @admin.action(description="Regenerate selected rows", permissions=["change"])
     def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         rows = list(queryset.order_by("pk"))
-        # The service enqueues on commit: every row goes out, or none does
-        # (none while the staff member is at the model-call cap).
-        try:
-            with transaction.atomic():
-                for summary in rows:
-                    triggers.summary_regenerate(summary=summary, actor=request.user)
-        except ModelCallCapReached as err:
-            self.message_user(request, err.message, messages.ERROR)
+        if not queue_all(
+            self,
+            request,
+            rows,
+            lambda summary: triggers.summary_regenerate(summary=summary, actor=request.user),
+        ):
             return
         count = len(rows)
         self.message_user(
