@@ -68,8 +68,10 @@ class Episode(models.Model):
 
 
 class EpisodeVector(models.Model):
-    """An episode's meaning as a unit vector (``sessions_app.semantic``), so
-    an earlier exchange can be found by a question that shares none of its words.
+    """An episode's meaning as unit vectors (``sessions_app.semantic``): the
+    whole exchange's, then its passages' (``semantic.vectors`` tells the
+    layout), so an earlier exchange can be found by a question that shares
+    none of its words.
 
     Written after the episode, by a task; an episode without one is still
     found by the full-text index. The id is the episode's and no foreign key
@@ -80,7 +82,8 @@ class EpisodeVector(models.Model):
     episode_id = models.BigIntegerField(primary_key=True)
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     token_count = models.PositiveIntegerField()
-    # float16, little-endian: half the size of float32 and no loss a cosine notices.
+    # One to passages.MAX_VECTORS vectors of float16, little-endian: half the
+    # size of float32 and no loss a cosine notices.
     vector = models.BinaryField()
 
     class Meta:
