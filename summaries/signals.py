@@ -1,15 +1,11 @@
 """Signal receivers: they only trigger; the logic lives in summaries.triggers
-(and, for the episodes' vectors, in sessions_app.semantic.tasks)."""
+(which also sends the task that writes the episodes' vectors)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
-from sessions_app import semantic
 from sessions_app.models import Episode
-from sessions_app.semantic.tasks import queue_embedding
 from summaries.triggers import request_run
 
 
@@ -30,7 +26,5 @@ def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any)
     """A bulk write (``sessions_app.signals.episodes_bulk_created``) may make
     its session due for a summary: one request for the whole batch, checked
     after commit like a single write's."""
-    request_run(session_pk=session_pk)
-    if semantic.enabled():
-        # A batch always sends the encoding task (a single write's rule is in request_run_now).
-        transaction.on_commit(lambda: queue_embedding(session_pk), robust=True)
+    # The same check sends the encoding task for the batch's vectors (request_run_now).
+    request_run(session_pk=session_pk, batch=True)

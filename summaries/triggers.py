@@ -47,12 +47,13 @@ class _AfterCommitRun:
 
     # A class of its own (not a closure) so it can be weakly referenced and
     # holds no reference cycle: it is freed as soon as Django drops it.
-    __slots__ = ("__weakref__", "actor_pk", "force", "ran", "session_pk")
+    __slots__ = ("__weakref__", "actor_pk", "batch", "force", "ran", "session_pk")
 
-    def __init__(self, session_pk: int, force: bool, actor_pk: int | None) -> None:
+    def __init__(self, session_pk: int, force: bool, actor_pk: int | None, batch: bool) -> None:
         self.session_pk = session_pk
         self.force = force
         self.actor_pk = actor_pk
+        self.batch = batch
         self.ran = False
 
     def __call__(self) -> None:
@@ -67,7 +68,9 @@ class _AfterCommitRun:
 
     def run_now(self) -> None:
         try:
-            request_run_now(session_pk=self.session_pk, force=self.force, actor_pk=self.actor_pk)
+            request_run_now(
+                session_pk=self.session_pk, force=self.force, actor_pk=self.actor_pk, batch=self.batch
+            )
         except Exception:  # noqa: BLE001 - an episode write must never fail because of this
             logger.exception(
                 "summarization trigger failed",
@@ -105,18 +108,20 @@ def _registered() -> weakref.WeakValueDictionary[tuple[int, bool], _AfterCommitR
     return record.callbacks
 
 
-def _pending(session_pk: int, force: bool) -> bool:
-    """A callback of this transaction will still check this session: a
-    forced one covers any request, an ordinary one only ordinary ones."""
+def _pending(session_pk: int, force: bool) -> _AfterCommitRun | None:
+    """The callback of this transaction that will still check this session:
+    a forced one covers any request, an ordinary one only ordinary ones."""
     callbacks = _registered()
     for key in ((session_pk, True),) if force else ((session_pk, True), (session_pk, False)):
         found = callbacks.get(key)
         if found is not None and not found.ran:
-            return True
-    return False
+            return found
+    return None
 
 
-def request_run(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> None:
+def request_run(
+    *, session_pk: int, force: bool = False, actor_pk: int | None = None, batch: bool = False
+) -> None:
     """After the current transaction commits: check the gate and, when it
     fires (or ``force``), mark the session queued and send a run. Inside a
     request an ordinary check waits until the response has been sent.
@@ -125,26 +130,36 @@ def request_run(*, session_pk: int, force: bool = False, actor_pk: int | None = 
     outside one. Adds one query to a write whose gate does not fire; never
     raises, so an episode write cannot fail because of summarization.
     ``actor_pk``: who asked for a forced run (its calls are charged to them).
+    ``batch``: a bulk write asks, whose new episodes' vectors are due
+    whatever the count (``request_run_now``).
     """
     in_transaction = transaction.get_connection().in_atomic_block
-    if in_transaction and _pending(session_pk, force):
+    pending = _pending(session_pk, force) if in_transaction else None
+    if pending is not None:
+        pending.batch = pending.batch or batch
         return
-    callback = _AfterCommitRun(session_pk, force, actor_pk)
+    callback = _AfterCommitRun(session_pk, force, actor_pk, batch)
     if in_transaction:
         _registered()[(session_pk, force)] = callback
     # Outside a transaction on_commit runs the callback at once.
     transaction.on_commit(callback, robust=True)
 
 
-def request_run_now(*, session_pk: int, force: bool = False, actor_pk: int | None = None) -> bool:
+def request_run_now(
+    *, session_pk: int, force: bool = False, actor_pk: int | None = None, batch: bool = False
+) -> bool:
     """The gate and the send, now; True when a run was sent. Call outside any
     transaction (the worker may start before an open one commits). A session
-    deferred by the model-call cap is not sent before the cap allows."""
+    deferred by the model-call cap is not sent before the cap allows.
+
+    Also the one place that sends the encoding task for new episodes: after
+    a bulk write (``batch``), or when the count says a single write's turn
+    has come (``embedding_due``), once either way."""
     gate = selectors.session_gate(session_pk)
     if gate is None:
         return False
     # The same counters say when the new episodes' vectors are due: no query of their own.
-    if embedding_due(gate.episode_count):
+    if embedding_due(gate.episode_count, batch=batch):
         queue_embedding(session_pk)
     if not (force or (gate.fires and not gate.deferred)):
         return False

@@ -25,10 +25,11 @@ def embed_session(session_pk: int) -> int:
     return written
 
 
-def embedding_due(episode_count: int) -> bool:
-    """Whether a single write that left the session with ``episode_count``
-    episodes sends the task (see ``every``; a bulk write always does)."""
-    return enabled() and episode_count > 0 and episode_count % every() == 0
+def embedding_due(episode_count: int, *, batch: bool = False) -> bool:
+    """Whether a write that left the session with ``episode_count`` episodes
+    sends the task: a bulk write (``batch``) always does, a single write once
+    in ``every()``."""
+    return enabled() and episode_count > 0 and (batch or episode_count % every() == 0)
 
 
 def every() -> int:
