@@ -300,11 +300,16 @@ class Bm25:
 
     def ranking(self, query: str) -> list[int]:
         """Episode indexes, best first; ties keep the newer episode first."""
+        scores = self.scores(query)
+        return sorted(range(len(scores)), key=lambda index: (-scores[index], -index))
+
+    def scores(self, query: str) -> list[float]:
+        """Each episode's BM25 score for ``query`` (0 for one holding none of its terms)."""
         count = len(self.documents)
         average = sum(sum(d.values()) for d in self.documents) / count
         query_terms = set(terms(query))
         scores = []
-        for index, document in enumerate(self.documents):
+        for document in self.documents:
             length = sum(document.values())
             score = 0.0
             for term in query_terms:
@@ -314,8 +319,8 @@ class Bm25:
                     idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
                     norm = self.k1 * (1 - self.b + self.b * length / average)
                     score += idf * tf * (self.k1 + 1) / (tf + norm)
-            scores.append((score, index))
-        return [index for _, index in sorted(scores, key=lambda s: (-s[0], -s[1]))]
+            scores.append(score)
+        return scores
 
 
 MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"

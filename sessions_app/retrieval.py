@@ -1,29 +1,26 @@
 """The earlier episodes a question needs: by the words they share
 (``sessions_app.search``) and by what they mean (``sessions_app.semantic``).
 
-The two rankings are fused by reciprocal rank (an episode scores
-``weight / (K + rank)`` in each list it appears in): ranks, not scores,
-because a BM25 score and a cosine share no scale. Meaning leads and words
-follow at half weight. Questions are usually asked in other words than the
-fact was told, which only meaning sees; words still find what a sentence
-vector blurs (a name, a code, a rare term), and lift an exchange both agree
-on. Measured by bench/retrieval_rankings.py (answer words found at 1,000 /
-2,000 / 4,000 tokens, ranking alone), on its two probe sets:
+The two are added up, as scores on scales that mean the same in every
+session: an episode's closeness in meaning counts by how many standard
+deviations it stands above the session's mean (``Neighbour.standing``), and
+its words by their BM25 score, whose rare terms weigh more, times
+``WORDS_WEIGHT``. An episode only one of them finds gets nothing from the
+other: a word-only hit not yet encoded counts as of average closeness.
 
-=========================  ==================  ==================
-ranking                    synthetic           dialogue
-=========================  ==================  ==================
-words (BM25)               0.40 / 0.43 / 0.46  0.27 / 0.34 / 0.39
-meaning, whole exchange    0.73 / 0.78 / 0.89  0.17 / 0.33 / 0.42
-meaning (with passages)    0.78 / 0.81 / 0.89  0.34 / 0.45 / 0.59
-fused, words at 1          0.65 / 0.68 / 0.84  0.33 / 0.39 / 0.50
-fused, words at 0.5        0.78 / 0.84 / 0.90  0.34 / 0.44 / 0.55
-fused, words at 0.3        0.78 / 0.85 / 0.90  0.34 / 0.45 / 0.58
-=========================  ==================  ==================
+Scores, not ranks (the reciprocal rank fusion used before): a rank says
+nothing of how far ahead the first is. A question that names the one rare
+word of the exchange it asks about is answered by that word, however many
+exchanges are closer in a sentence encoder's blur; a question in other
+words shares only common words with anything, whose small BM25 scores
+leave the order to meaning. Ranks gave both the same pull, so the rare
+word's exchange fell behind a dozen near ones.
 
-Words stay at half weight, not lower: both sets ask in other words on
-purpose, and on the held-out benchmark that decides, words alone keep far
-more (0.76 at 2,000 tokens) than on either.
+Measured by bench/retrieval_rankings.py (answer words found at 1,000 /
+2,000 / 4,000 tokens, ranking alone) on its two probe sets, as asked (in
+other words than the fact was told) and with ``--literal`` (each question
+also naming the rarest word of the exchange that answers it, as questions
+that reuse the conversation's words do); see that module for the figures.
 """
 
 from __future__ import annotations
@@ -39,12 +36,12 @@ from sessions_app import semantic
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery, Hit, rank_session
 
-__all__ = ["rank_for_question"]
+__all__ = ["WORDS_WEIGHT", "fuse", "rank_for_question"]
 
-#: Reciprocal rank fusion's constant, at its usual value.
-K = 60
-WORDS_WEIGHT = 0.5
-MEANING_WEIGHT = 1.0
+#: What a point of BM25 counts for against a standard deviation of closeness
+#: in meaning. One rare term matched scores about 5 (idf in a few hundred
+#: episodes), a common one about 1; measured best from 0.5 to 0.8.
+WORDS_WEIGHT = 0.6
 
 
 def rank_for_question(
@@ -75,21 +72,28 @@ def rank_for_question(
         by_words = []
     if not semantic.enabled():
         return by_words
-    by_meaning = semantic.nearest(
+    closeness = semantic.closeness(
         session_pk=session.pk,
         newest_episode_id=session.cached_last_episode_id,
         vector=vector.result() if vector is not None else semantic.question_vector(question),
-        limit=limit,
         scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
         exclude_ids=excluded,
     )
+    return fuse(by_words, closeness, limit)
+
+
+def fuse(by_words: list[Hit], closeness: semantic.Closeness, limit: int) -> list[Hit]:
+    """The best ``limit`` of the words' hits and the episodes nearest in
+    meaning, by the sum of their scores (module docstring); ties newest first."""
+    standing = closeness.standing_of(hit.episode_id for hit in by_words)
     scores: dict[int, float] = {}
     hits: dict[int, Hit] = {}
-    for rank, hit in enumerate(by_words):
-        scores[hit.episode_id] = WORDS_WEIGHT / (K + rank)
+    for hit in by_words:
+        scores[hit.episode_id] = standing.get(hit.episode_id, 0.0) + WORDS_WEIGHT * hit.score
         hits[hit.episode_id] = hit
-    for rank, near in enumerate(by_meaning):
-        scores[near.episode_id] = scores.get(near.episode_id, 0.0) + MEANING_WEIGHT / (K + rank)
-        hits.setdefault(near.episode_id, Hit(near.episode_id, 0.0, frozenset(), near.token_count))
+    for near in closeness.nearest(limit):
+        if near.episode_id not in hits:
+            scores[near.episode_id] = near.standing
+            hits[near.episode_id] = Hit(near.episode_id, 0.0, frozenset(), near.token_count)
     order = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:limit]
     return [replace(hits[pk], score=scores[pk]) for pk in order]

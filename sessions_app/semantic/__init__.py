@@ -16,11 +16,21 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from sessions_app.semantic.neighbours import Neighbour, forget, nearest, question_vector, question_vector_soon
+from sessions_app.semantic.neighbours import (
+    Closeness,
+    Neighbour,
+    closeness,
+    forget,
+    nearest,
+    question_vector,
+    question_vector_soon,
+)
 from sessions_app.semantic.store import embed_pending
 
 __all__ = [
+    "Closeness",
     "Neighbour",
+    "closeness",
     "embed_pending",
     "enabled",
     "forget",

@@ -43,6 +43,9 @@ class Neighbour:
     episode_id: int
     similarity: float
     token_count: int
+    #: How far its similarity stands above the compared episodes' mean, in
+    #: standard deviations: a scale that means the same in every session.
+    standing: float = 0.0
 
 
 @dataclass(slots=True)
@@ -131,6 +134,70 @@ def question_vector_soon(question: str) -> Future[np.ndarray]:
     return _pool.submit(question_vector, question)
 
 
+@dataclass(frozen=True, slots=True)
+class Closeness:
+    """How close in meaning each compared episode of a session is to a question."""
+
+    ids: np.ndarray  # int64, oldest first
+    tokens: np.ndarray  # int64
+    similarity: np.ndarray  # float32, -inf for the excluded
+    standing: np.ndarray  # float32, (similarity - mean) / deviation over the episodes not excluded
+
+    @classmethod
+    def of(cls, known: SessionVectors, vector: np.ndarray, exclude_ids: Iterable[int]) -> Closeness:
+        similarity = known.similarity(vector.astype(np.float32))
+        excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
+        similarity[excluded] = -np.inf
+        compared = similarity[~excluded]
+        standing = np.zeros_like(similarity)
+        if len(compared):
+            deviation = float(compared.std())
+            # One episode, or all alike: none stands out.
+            if deviation > 1e-6:
+                standing = (similarity - float(compared.mean())) / deviation
+        return cls(known.ids, known.tokens, similarity, standing)
+
+    def nearest(self, limit: int) -> list[Neighbour]:
+        """At most ``limit`` episodes, closest first; never an excluded one."""
+        count = min(limit, int(np.isfinite(self.similarity).sum()))
+        if count <= 0:
+            return []
+        best = np.argpartition(-self.similarity, count - 1)[:count]
+        best = best[np.argsort(-self.similarity[best], kind="stable")]
+        return [self._neighbour(i) for i in best]
+
+    def standing_of(self, episode_ids: Iterable[int]) -> dict[int, float]:
+        """The standing of each of these episodes that was compared (and not excluded)."""
+        wanted = np.fromiter(episode_ids, dtype=np.int64)
+        at = np.searchsorted(self.ids, wanted)
+        found = {}
+        for pk, i in zip(wanted.tolist(), at.tolist(), strict=True):
+            if i < len(self.ids) and self.ids[i] == pk and np.isfinite(self.similarity[i]):
+                found[pk] = float(self.standing[i])
+        return found
+
+    def _neighbour(self, i: int) -> Neighbour:
+        return Neighbour(
+            int(self.ids[i]), float(self.similarity[i]), int(self.tokens[i]), float(self.standing[i])
+        )
+
+
+def closeness(
+    *,
+    session_pk: int,
+    newest_episode_id: int | None,
+    vector: np.ndarray,
+    scan: int,
+    exclude_ids: Iterable[int] = (),
+) -> Closeness:
+    """How close to ``vector`` each of the session's newest ``scan``
+    episodes with a vector is. ``newest_episode_id`` is the session's
+    counter: a kept copy newer than it belongs to an earlier session with
+    the same id (SQLite reuses ids after a rollback) and is dropped."""
+    known = _session_vectors(session_pk, newest_episode_id, scan)
+    return Closeness.of(known, vector, exclude_ids)
+
+
 def nearest(
     *,
     session_pk: int,
@@ -141,21 +208,17 @@ def nearest(
     exclude_ids: Iterable[int] = (),
 ) -> list[Neighbour]:
     """At most ``limit`` episodes among the session's newest ``scan`` with a
-    vector, closest to ``vector`` first. ``newest_episode_id`` is the
-    session's counter: a kept copy newer than it belongs to an earlier
-    session with the same id (SQLite reuses ids after a rollback) and is dropped."""
-    known = _session_vectors(session_pk, newest_episode_id, scan)
-    if not len(known.ids) or limit <= 0:
+    vector, closest to ``vector`` first (see ``closeness``)."""
+    if limit <= 0:
         return []
-    similarity = known.similarity(vector.astype(np.float32))
-    excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
-    similarity[excluded] = -np.inf
-    count = min(limit, int((~excluded).sum()))
-    if count <= 0:
-        return []
-    best = np.argpartition(-similarity, count - 1)[:count]
-    best = best[np.argsort(-similarity[best], kind="stable")]
-    return [Neighbour(int(known.ids[i]), float(similarity[i]), int(known.tokens[i])) for i in best]
+    found = closeness(
+        session_pk=session_pk,
+        newest_episode_id=newest_episode_id,
+        vector=vector,
+        scan=scan,
+        exclude_ids=exclude_ids,
+    )
+    return found.nearest(limit)
 
 
 def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:

@@ -1,0 +1,107 @@
+"""Words and meaning added up as scores: closeness in standard deviations
+above the session's mean, plus BM25 times ``WORDS_WEIGHT``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sessions_app.retrieval import WORDS_WEIGHT, fuse, rank_for_question
+from sessions_app.search import Hit
+from sessions_app.semantic import Closeness, embed_pending
+from sessions_app.semantic.neighbours import SessionVectors
+from sessions_app.services import episodes_bulk_create
+
+
+def closeness_of(similarities: dict[int, float], exclude: tuple[int, ...] = ()) -> Closeness:
+    """A Closeness over episodes whose vectors give exactly these similarities to the question."""
+    ids = sorted(similarities)
+    # Unit vectors at the given cosine to the question's (the first axis).
+    heads = np.array([[similarities[pk], np.sqrt(1 - similarities[pk] ** 2)] for pk in ids], dtype=np.float32)
+    known = SessionVectors(
+        ids=np.array(ids, dtype=np.int64),
+        tokens=np.full(len(ids), 10, dtype=np.int64),
+        heads=heads,
+        passages=np.zeros((0, 2), dtype=np.float32),
+        counts=np.zeros(len(ids), dtype=np.int64),
+    )
+    return Closeness.of(known, np.array([1.0, 0.0], dtype=np.float32), exclude)
+
+
+def test_standing_is_in_deviations_over_what_is_compared_and_leaves_out_the_excluded():
+    found = closeness_of({1: 0.2, 2: 0.4, 3: 0.6, 4: 0.9}, exclude=(4,))
+    standing = found.standing_of([1, 2, 3, 4, 99])
+    # 4 is excluded and 99 was never compared: neither has a standing.
+    assert set(standing) == {1, 2, 3}
+    values = np.array([standing[1], standing[2], standing[3]])
+    assert values.mean() == pytest.approx(0.0, abs=1e-5)
+    assert values.std() == pytest.approx(1.0, abs=1e-5)
+    assert [n.episode_id for n in found.nearest(10)] == [3, 2, 1]
+    assert found.nearest(1)[0].standing == pytest.approx(standing[3])
+
+
+def test_episodes_all_alike_stand_level():
+    found = closeness_of({1: 0.5, 2: 0.5})
+    assert found.standing_of([1, 2]) == {1: 0.0, 2: 0.0}
+
+
+def test_a_word_hit_scores_its_standing_plus_weighted_bm25_and_an_unencoded_one_counts_as_average():
+    found = closeness_of({1: 0.1, 2: 0.3, 3: 0.5, 4: 0.7})
+    standing = found.standing_of([1, 2, 3, 4])
+    words = [Hit(2, 4.0, frozenset({"heron"}), 10), Hit(9, 1.0, frozenset({"cabin"}), 12)]
+    fused = {hit.episode_id: hit for hit in fuse(words, found, limit=10)}
+    assert fused[2].score == pytest.approx(standing[2] + WORDS_WEIGHT * 4.0)
+    assert fused[2].terms == frozenset({"heron"})
+    # Episode 9 has no vector yet: its words alone.
+    assert fused[9].score == pytest.approx(WORDS_WEIGHT * 1.0)
+    # Found by meaning alone: its standing, no terms.
+    assert fused[4].score == pytest.approx(standing[4])
+    assert fused[4].terms == frozenset()
+    order = [hit.episode_id for hit in fuse(words, found, limit=3)]
+    assert order == sorted(fused, key=lambda pk: -fused[pk].score)[:3]
+
+
+FORMS = [
+    "parking permit",
+    "library card",
+    "council tax",
+    "passport renewal",
+    "gym membership",
+    "broadband",
+    "water meter",
+    "bin collection",
+    "dental claim",
+    "train refund",
+    "bank card",
+    "tenancy deposit",
+    "energy bill",
+    "phone contract",
+    "car insurance",
+    "school place",
+    "doctor's letter",
+    "pension",
+    "tax return",
+    "home insurance",
+]
+
+
+@pytest.mark.django_db
+def test_the_exchange_holding_the_questions_rare_word_comes_first_among_closer_ones(semantic, session):
+    """Twenty exchanges tell of a support ticket closed; one names ticket
+    88213, in other words. Asked about ticket 88213, that one comes first:
+    its rare word outweighs the many exchanges closer in meaning. Fused by
+    ranks it fell behind them: first by words, but eighteenth by meaning."""
+    items = [
+        {"user_input": f"My support ticket about the {form} was closed today.", "response": "Good."}
+        for form in FORMS
+    ]
+    items.insert(
+        5, {"user_input": "Still nothing on 88213, they promised a reply this week.", "response": "Annoying."}
+    )
+    items += [{"user_input": f"Dinner idea {n}?", "response": "Soup."} for n in range(10)]
+    episodes = episodes_bulk_create(session=session, items=items)
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    hits = rank_for_question(session=session, question="Is support ticket 88213 closed yet?", limit=5)
+    assert hits[0].episode_id == episodes[5].pk
+    assert "88213" in hits[0].terms
