@@ -40,7 +40,6 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,8 +53,17 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from bench.memory_recall import BUDGETS, SETS, Bm25, dated_pair, fit, recall, render, terms  # noqa: E402
-from bench.recall_data import DATE, Conversation, Question, words  # noqa: E402
+from bench.memory_recall import (  # noqa: E402
+    BUDGETS,
+    SETS,
+    Bm25,
+    dated_pair,
+    fit,
+    literal,
+    recall,
+    render,
+    terms,
+)
 from sessions_app.semantic.encoder import encoder  # noqa: E402
 from sessions_app.semantic.passages import episode_texts  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
@@ -80,26 +88,6 @@ def summed(meaning: np.ndarray, bm25: np.ndarray, words_weight: float) -> list[i
     return [int(i) for i in np.argsort(-(standing + words_weight * bm25), kind="stable")]
 
 
-def literal(conversation: Conversation, bm25: Bm25) -> list[Question]:
-    """The non-date questions, each naming the rarest other word of the first exchange that answers it."""
-    asked = []
-    for question in conversation.questions:
-        if question.kind == DATE:
-            continue
-        holder = next(
-            e
-            for e in conversation.exchanges
-            if all(answer in words(e.user_input + " " + e.response) for answer in question.answers)
-        )
-        known = set(terms(question.text)) | set(question.answers)
-        others = [
-            t for t in dict.fromkeys(terms(holder.user_input + " " + holder.response)) if t not in known
-        ]
-        rarest = min(others, key=lambda t: bm25.document_frequency[t])
-        asked.append(replace(question, text=f"{question.text} {rarest}"))
-    return asked
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="the conversations to rank")
@@ -121,7 +109,7 @@ def main() -> None:
         whole = vectors[np.r_[0, np.cumsum([len(t) for t in texts])[:-1]]]
         tokens = [count_tokens(dated_pair(e)) for e in exchanges]
         bm25 = Bm25.over(exchanges)
-        questions = literal(conversation, bm25) if args.literal else conversation.questions
+        questions = literal(conversation) if args.literal else conversation.questions
         for question in questions:
             asked_vector = encoder().encode([question.text])[0]
             closest = np.full(len(exchanges), -np.inf)
