@@ -17,7 +17,7 @@ and the answer words found are averaged. Rankings:
   at weight 0.5, as Nexus fused them before;
 - score sum: as sessions_app.retrieval fuses them now, an exchange's closeness
   in standard deviations above the conversation's mean plus its BM25 score
-  times 0.4, 0.6 (Nexus) or 0.8.
+  times 0.6, 0.8 (Nexus) or 1.0.
 
 Two kinds of question: as the sets ask them (in other words than the fact
 was told), and with ``--literal`` each also naming the rarest word of the
@@ -70,7 +70,7 @@ from sessions_app.tokens import count_tokens  # noqa: E402
 
 K = 60
 RANK_WORDS_WEIGHT = 0.5
-SCORE_WORDS_WEIGHTS = (0.4, 0.6, 0.8)
+SCORE_WORDS_WEIGHTS = (0.6, 0.8, 1.0)
 
 
 def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> list[int]:

@@ -6,8 +6,9 @@ is ..."): the full-text index (``sessions_app.search``) cannot see that. Each
 episode also gets vectors from a small sentence encoder
 (``sessions_app.semantic.encoder``): the whole exchange's and its passages'
 (``sessions_app.semantic.passages``), written by a task after the episode
-(``embed_pending``); ``nearest`` finds the episodes closest to a question's
-vector among the session's newest ``CONTEXT_SEMANTIC_CANDIDATES``.
+(``embed_pending``); ``closeness`` says how close to a question's vector
+each of the session's newest ``CONTEXT_SEMANTIC_CANDIDATES`` is, on a scale
+that means the same in every session, and ``nearest`` picks the closest.
 ``CONTEXT_SEMANTIC_CANDIDATES = 0`` turns this off: no vectors are written and
 retrieval is full-text alone.
 """
