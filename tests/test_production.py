@@ -558,7 +558,7 @@ def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path
     )
     call_command("import_transcript", str(path), "--owner", "owner", stdout=io.StringIO())
     session = ChatSession.objects.get(owner=owner)
-    assert calls == [{"session_pk": session.pk}]
+    assert calls == [{"session_pk": session.pk, "batch": True}]
     assert session.cached_episode_count == 40
 
 

@@ -372,7 +372,8 @@ def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
         "summaries.signals.request_run", lambda **kwargs: calls.append(kwargs)
     )
     api_client.post(url(session), items(7), format="json")
-    assert calls == [{"session_pk": session.pk}]
+    # One request for the batch, which also sends the encoding task for its vectors.
+    assert calls == [{"session_pk": session.pk, "batch": True}]
 
 
 # --- who sees what ------------------------------------------------------------
