@@ -47,13 +47,15 @@ class _AfterCommitRun:
 
     # A class of its own (not a closure) so it can be weakly referenced and
     # holds no reference cycle: it is freed as soon as Django drops it.
-    __slots__ = ("__weakref__", "actor_pk", "batch", "force", "ran", "session_pk")
+    __slots__ = ("__weakref__", "actor_pk", "batch", "embeds", "force", "ran", "session_pk")
 
     def __init__(self, session_pk: int, force: bool, actor_pk: int | None, batch: bool) -> None:
         self.session_pk = session_pk
         self.force = force
         self.actor_pk = actor_pk
         self.batch = batch
+        # Whether this callback decides on the encoding task (one per session and transaction).
+        self.embeds = True
         self.ran = False
 
     def __call__(self) -> None:
@@ -69,7 +71,11 @@ class _AfterCommitRun:
     def run_now(self) -> None:
         try:
             request_run_now(
-                session_pk=self.session_pk, force=self.force, actor_pk=self.actor_pk, batch=self.batch
+                session_pk=self.session_pk,
+                force=self.force,
+                actor_pk=self.actor_pk,
+                batch=self.batch,
+                embeds=self.embeds,
             )
         except Exception:  # noqa: BLE001 - an episode write must never fail because of this
             logger.exception(
@@ -140,13 +146,24 @@ def request_run(
         return
     callback = _AfterCommitRun(session_pk, force, actor_pk, batch)
     if in_transaction:
+        # A forced request after an ordinary one still runs, but the ordinary
+        # one keeps the encoding task, so a transaction sends it once.
+        ordinary = _pending(session_pk, False) if force else None
+        if ordinary is not None:
+            ordinary.batch = ordinary.batch or batch
+            callback.embeds = False
         _registered()[(session_pk, force)] = callback
     # Outside a transaction on_commit runs the callback at once.
     transaction.on_commit(callback, robust=True)
 
 
 def request_run_now(
-    *, session_pk: int, force: bool = False, actor_pk: int | None = None, batch: bool = False
+    *,
+    session_pk: int,
+    force: bool = False,
+    actor_pk: int | None = None,
+    batch: bool = False,
+    embeds: bool = True,
 ) -> bool:
     """The gate and the send, now; True when a run was sent. Call outside any
     transaction (the worker may start before an open one commits). A session
@@ -154,12 +171,13 @@ def request_run_now(
 
     Also the one place that sends the encoding task for new episodes: after
     a bulk write (``batch``), or when the count says a single write's turn
-    has come (``embedding_due``), once either way."""
+    has come (``embedding_due``), once either way; not at all with
+    ``embeds=False`` (another check of the same transaction decides)."""
     gate = selectors.session_gate(session_pk)
     if gate is None:
         return False
     # The same counters say when the new episodes' vectors are due: no query of their own.
-    if embedding_due(gate.episode_count, batch=batch):
+    if embeds and embedding_due(gate.episode_count, batch=batch):
         queue_embedding(session_pk)
     if not (force or (gate.fires and not gate.deferred)):
         return False

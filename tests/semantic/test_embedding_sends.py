@@ -52,3 +52,18 @@ def test_nothing_is_sent_with_retrieval_by_meaning_off(session, sent, django_cap
     with django_capture_on_commit_callbacks(execute=True):
         episodes_bulk_create(session=session, items=items(tasks.every()))
     assert sent == []
+
+
+def test_a_forced_request_beside_a_write_in_one_transaction_still_sends_it_once(
+    semantic, session, owner, sent, django_capture_on_commit_callbacks, monkeypatch
+):
+    from summaries import tasks as summary_tasks
+    from summaries.triggers import session_summarize_now
+
+    runs = []
+    monkeypatch.setattr(summary_tasks, "send_task", lambda task, **kwargs: runs.append(kwargs) or True)
+    with django_capture_on_commit_callbacks(execute=True):
+        episodes_bulk_create(session=session, items=items(tasks.every()))
+        session_summarize_now(session=session, actor=owner)
+    assert runs  # the forced run went out
+    assert sent == [session.pk]
