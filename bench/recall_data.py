@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
+from typing import Generic, TypeVar
 
 # Kinds of question, as the benchmark breaks its figures down.
 FACT, UPDATED, DATE = "fact", "updated fact", "date"
@@ -128,21 +129,23 @@ class Draw:
 EARLY, SETTLED, MIDDLE, ANYWHERE = (0.02, 0.35), (0.36, 0.48), (0.5, 0.78), (0.05, 0.75)
 
 Write = Callable[[date], tuple[str, str]]  # exchange date -> (user_input, the reply's own sentence)
+#: What a plant writes: ``Write``'s pair here, a ``Line`` in bench/recall_dialogue.py.
+Said = TypeVar("Said")
 
 
 @dataclass(frozen=True, slots=True)
-class Plant:
+class Plant(Generic[Said]):
     window: tuple[float, float]
-    write: Write
+    write: Callable[[date], Said]  # the exchange's date -> what it says
 
 
 @dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(Generic[Said]):
     kind: str
-    plants: list[Plant]  # in conversation order; an update comes after what it replaces
+    plants: list[Plant[Said]]  # in conversation order; an update (or a second hop) after what it builds on
     question: str
     answers: Callable[[list[date]], tuple[str, ...]]  # from the plants' dates
-    distractors: list[Plant]
+    distractors: list[Plant[Said]]
 
 
 def fixed(*answers: str) -> Callable[[list[date]], tuple[str, ...]]:

@@ -53,6 +53,8 @@ from bench.recall_data import (
     Conversation,
     Draw,
     Exchange,
+    Fact,
+    Plant,
     Question,
     date_words,
     exchange_times,
@@ -198,21 +200,7 @@ class Line:
 
 Write = Callable[[date], Line]  # the exchange's date -> what it says
 Answers = Callable[[list[date]], tuple[str, ...]]  # the plants' dates -> the answer words
-
-
-@dataclass(frozen=True, slots=True)
-class Plant:
-    window: tuple[float, float]
-    write: Write
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    kind: str
-    plants: list[Plant]  # in conversation order; an update (or a second hop) after what it builds on
-    question: str
-    answers: Answers
-    distractors: list[Plant]
+# Plant and Fact are recall_data's, holding Lines here.
 
 
 def at(window: tuple[float, float], line: Line | Write) -> Plant:
