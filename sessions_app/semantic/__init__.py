@@ -26,7 +26,7 @@ from sessions_app.semantic.neighbours import (
     question_vector,
     question_vector_soon,
 )
-from sessions_app.semantic.store import embed_pending
+from sessions_app.semantic.store import embed_pending, encode_again
 
 __all__ = [
     "Closeness",
@@ -34,6 +34,7 @@ __all__ = [
     "closeness",
     "embed_pending",
     "enabled",
+    "encode_again",
     "forget",
     "nearest",
     "question_vector",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 from django.db import transaction
 
 from sessions_app.models import ChatSession, Episode, EpisodeVector
 from sessions_app.semantic.encoder import encoder
-from sessions_app.semantic.neighbours import newest_vector_id
+from sessions_app.semantic.neighbours import forget, newest_vector_id
 from sessions_app.semantic.passages import episode_texts
 from sessions_app.semantic.vectors import to_bytes
 
@@ -39,18 +40,11 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
             break
         texts = [episode_texts(user_input, response) for _, user_input, response, _ in rows]
         matrix = encoder().encode([text for episode in texts for text in episode])  # one call for the batch
-        vectors, start = [], 0
-        for (pk, _, _, tokens), episode in zip(rows, texts, strict=True):
-            end = start + len(episode)
-            vectors.append(
-                EpisodeVector(
-                    episode_id=pk,
-                    session_id=session_pk,
-                    token_count=tokens,
-                    vector=to_bytes(matrix[start:end]),
-                )
-            )
-            start = end
+        per_episode = np.split(matrix, np.cumsum([len(episode) for episode in texts])[:-1])
+        vectors = [
+            EpisodeVector(episode_id=pk, session_id=session_pk, token_count=tokens, vector=to_bytes(own))
+            for (pk, _, _, tokens), own in zip(rows, per_episode, strict=True)
+        ]
         with transaction.atomic():
             # The session's row lock, as erasure takes it: a delete waits for
             # this insert and then takes the new rows with it.
@@ -60,3 +54,13 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
             EpisodeVector.objects.bulk_create(vectors, ignore_conflicts=True)
         written += len(vectors)
     return written
+
+
+def encode_again(session_pk: int) -> int:
+    """Drop the session's vectors and encode all its episodes again, as an
+    episode is encoded now (``embed_episodes --rebuild``); the number written.
+    Until it is done the session's earlier exchanges are found by their
+    words alone; this process forgets what it kept of the session."""
+    EpisodeVector.objects.filter(session_id=session_pk).delete()
+    forget(session_pk)
+    return embed_pending(session_pk, limit=10**9)

@@ -20,7 +20,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from sessions_app import semantic
-from sessions_app.models import ChatSession, EpisodeVector
+from sessions_app.models import ChatSession
 
 
 class Command(BaseCommand):
@@ -47,10 +47,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No session with uuid {session}.")
         total = 0
         for pk, uuid in sessions.values_list("pk", "uuid").iterator():
-            if rebuild:
-                EpisodeVector.objects.filter(session_id=pk).delete()
-                semantic.forget(pk)
-            written = semantic.embed_pending(pk, limit=10**9)
+            written = semantic.encode_again(pk) if rebuild else semantic.embed_pending(pk, limit=10**9)
             if written:
                 self.stdout.write(f"{uuid}: {written} episodes encoded")
             total += written
