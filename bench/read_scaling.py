@@ -130,12 +130,12 @@ def give_vectors(session: ChatSession) -> None:
     from sessions_app.models import Episode, EpisodeVector
     from sessions_app.semantic.encoder import DIMENSIONS
     from sessions_app.semantic.passages import episode_texts
-    from sessions_app.semantic.vectors import to_bytes
+    from sessions_app.semantic.vectors import VECTOR_BYTES, to_bytes
 
     rows = Episode.objects.for_session(session.pk).values_list("pk", "token_count", "user_input", "response")
     newest = rows.last()
     stored = EpisodeVector.objects.filter(episode_id=newest[0]).values_list("vector", flat=True).first()
-    expected = len(episode_texts(newest[2], newest[3])) * DIMENSIONS * 2
+    expected = len(episode_texts(newest[2], newest[3])) * VECTOR_BYTES
     if (
         stored is not None
         and len(bytes(stored)) == expected
