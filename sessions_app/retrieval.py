@@ -42,17 +42,15 @@ to 0.43 on the sets as asked), and 0.8 loses little on the other kind.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import Future
 from dataclasses import replace
 
-import numpy as np
 from django.conf import settings
 
 from sessions_app import semantic
 from sessions_app.models import ChatSession
-from sessions_app.search import EmptyQuery, Hit, rank_session
+from sessions_app.search import EmptyQuery, Hit, Ranking, rank_question
 
-__all__ = ["WORDS_WEIGHT", "fuse", "rank_for_question"]
+__all__ = ["WORDS_WEIGHT", "fuse", "meaning_text", "rank_for_question"]
 
 #: What a point of BM25 counts for against a standard deviation of closeness
 #: in meaning. One rare term matched scores about 5 (idf in a few hundred
@@ -66,17 +64,14 @@ def rank_for_question(
     question: str,
     limit: int,
     exclude_ids: Iterable[int] = (),
-    vector: Future[np.ndarray] | None = None,
 ) -> list[Hit]:
     """The session's episodes that best answer ``question``, best first, at
     most ``limit``; those in ``exclude_ids`` left out. An episode found by
     meaning alone has no matched terms. Cost is bounded by
-    ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``.
-    ``vector``: the question's vector already being computed
-    (``semantic.question_vector_soon``), else it is computed here."""
+    ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``."""
     excluded = list(exclude_ids)
     try:
-        by_words = rank_session(
+        ranking: Ranking | None = rank_question(
             session_pk=session.pk,
             episode_count=session.cached_episode_count,
             total_tokens=session.cached_total_tokens,
@@ -85,17 +80,35 @@ def rank_for_question(
             exclude_ids=excluded,
         )
     except EmptyQuery:
-        by_words = []
+        ranking = None
+    by_words = ranking.hits if ranking else []
     if not semantic.enabled():
         return by_words
     closeness = semantic.closeness(
         session_pk=session.pk,
         newest_episode_id=session.cached_last_episode_id,
-        vector=vector.result() if vector is not None else semantic.question_vector(question),
+        vector=semantic.question_vector(meaning_text(question, ranking)),
         scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
         exclude_ids=excluded,
     )
     return fuse(by_words, closeness, limit)
+
+
+def meaning_text(question: str, ranking: Ranking | None) -> str:
+    """What of the question is compared by meaning: the question less the
+    words the session's episodes commonly hold (``Ranking.without_common_words``),
+    or the whole question when that leaves nothing to ask.
+
+    A sentence encoder weighs names heavily: "What is the name of Rohan's
+    daughter?" put to a chat with Rohan lands nearest the exchanges that
+    greet Rohan, not the one where he speaks of Sigrid. Without the name
+    that every tenth exchange holds, "What is the name of 's daughter?" is
+    what is compared. Stop words stay: without them a question becomes a
+    bag of keywords, which the encoder reads worse (bench/memory_recall.py:
+    module docstring for the figures).
+    """
+    asked = ranking.without_common_words() if ranking else ""
+    return asked or question
 
 
 def fuse(by_words: list[Hit], closeness: semantic.Closeness, limit: int) -> list[Hit]:

@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession
-from sessions_app.search import EmptyQuery, rank_session, search_terms
+from sessions_app.search import COMMON_EPISODES, EmptyQuery, Ranking, rank_question, rank_session, search_terms
 from sessions_app.services import episode_create, episodes_bulk_create
 from tests.factories import ChatSessionFactory
 
@@ -73,6 +73,45 @@ def test_a_rare_word_outweighs_a_name_in_every_exchange(session, size):
     created = episodes_bulk_create(session=session, items=items)
     top = rank(session, "Caroline, what breed is the greyhound?", limit=3)
     assert top[0] == created[size // 3].pk
+
+
+def ranking(session: ChatSession, text: str) -> Ranking:
+    session.refresh_from_db()
+    return rank_question(
+        session_pk=session.pk,
+        episode_count=session.cached_episode_count,
+        total_tokens=session.cached_total_tokens,
+        text=text,
+        limit=10,
+    )
+
+
+@pytest.mark.parametrize("size", [40, 450])
+def test_a_question_less_the_sessions_common_words_is_what_it_asks(session, size):
+    # In 450 exchanges the name's share is estimated from the window.
+    items = [filler(n) for n in range(size)]
+    items[size // 3] = {"user_input": "Our little one, Sigrid, started school", "response": "Lovely."}
+    created = episodes_bulk_create(session=session, items=items)
+    found = ranking(session, "What is the name of Caroline's daughter?")
+    assert found.common_words() == ["Caroline"]
+    assert found.without_common_words() == "What is the name of 's daughter?"
+    assert search_terms("Caroline")[0] in found.common
+    # The words' own ranking is rank_session's, from the same reads.
+    assert [hit.episode_id for hit in found.hits] == rank(session, "What is the name of Caroline's daughter?")
+    assert created[size // 3].pk not in {hit.episode_id for hit in found.hits}  # no word in common
+
+
+def test_in_a_short_session_a_word_a_few_exchanges_share_is_not_common(session):
+    few = COMMON_EPISODES - 1
+    items = [{"user_input": f"Notes on the marathon, part {n}", "response": "Keep going."} for n in range(few)]
+    items += [{"user_input": f"Dinner plan {n}", "response": "Soup."} for n in range(20)]
+    episodes_bulk_create(session=session, items=items)
+    # A third of the session holds "marathon", but fewer than COMMON_EPISODES exchanges.
+    found = ranking(session, "How far is the marathon?")
+    assert found.common == frozenset()
+    assert found.without_common_words() == "How far is the marathon?"
+    episodes_bulk_create(session=session, items=[{"user_input": "The marathon again", "response": "Yes."}])
+    assert ranking(session, "How far is the marathon?").without_common_words() == "How far is the ?"
 
 
 def test_another_sessions_episodes_never_appear(session, other_user):

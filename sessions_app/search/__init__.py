@@ -23,6 +23,11 @@ The candidates, rarest terms' first and at most
 episode's token count as its length. Term frequency within an episode is
 taken as one: exchanges are short, and a term repeated in one is rarely a
 better answer than the same term in another.
+
+``rank_question`` also tells which of the question's words are *common*
+in the session (held by ``COMMON_SHARE`` of its episodes, by the same
+estimates): the question without them (``Ranking.without_common_words``)
+is what retrieval by meaning compares.
 """
 
 from __future__ import annotations
@@ -31,19 +36,26 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 
-from sessions_app.search.base import Match
+from sessions_app.search.base import WORD, Match
 from sessions_app.search.database import episode_backend
 
-__all__ = ["EmptyQuery", "Hit", "rank_session", "search_terms"]
+__all__ = ["EmptyQuery", "Hit", "Ranking", "Word", "rank_question", "rank_session", "search_terms"]
 
 #: The newest episodes read with every search (the whole of many sessions),
 #: or as many as the search asks for if that is more.
 WINDOW = 64
 #: A term held by this share of the window is common (see the module docstring).
 COMMON_SHARE = 0.1
+#: ... and, for ``Ranking.without_common_words``, by at least this many episodes:
+#: in a short session a word a few exchanges share still tells them apart.
+COMMON_EPISODES = 10
+#: The first characters of a question whose words ``rank_question`` weighs
+#: (the sentence encoder reads no more of a question either).
+QUESTION_CHARACTERS = 2000
 #: BM25's parameters, at their usual values.
 K1 = 1.2
 B = 0.75
@@ -60,6 +72,41 @@ class Hit:
     #: The query's terms the episode holds (normalized as the index holds them).
     terms: frozenset[str]
     token_count: int
+
+
+class Word(NamedTuple):
+    start: int
+    end: int
+    terms: frozenset[str]  # none for a stop word
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    hits: list[Hit]
+    #: The question (its first ``QUESTION_CHARACTERS``) and where its words are, with their terms ...
+    question: str
+    words: list[Word]
+    #: ... and the terms held by so many of the session's episodes that they tell few apart.
+    common: frozenset[str]
+
+    def common_words(self) -> list[str]:
+        return [self.question[w.start : w.end] for w in self.words if w.terms and w.terms <= self.common]
+
+    def without_common_words(self) -> str:
+        """The question less its common words; "" when no word with a term is
+        left. A name the conversation keeps repeating says little about which
+        exchange a question is after; stop words stay: they carry what is asked."""
+        kept: list[str] = []
+        start = 0
+        content = False
+        for word in self.words:
+            if word.terms and word.terms <= self.common:
+                kept.append(self.question[start : word.start])
+                start = word.end
+            elif word.terms:
+                content = True
+        kept.append(self.question[start:])
+        return " ".join("".join(kept).split()) if content else ""
 
 
 def search_terms(text: str) -> list[str]:
@@ -86,9 +133,56 @@ def rank_session(
     (e.g. the recent ones a context shows anyway) are left out.
     ``EmptyQuery`` when the text holds no searchable term.
     """
+    return _rank(
+        session_pk=session_pk,
+        episode_count=episode_count,
+        total_tokens=total_tokens,
+        text=text,
+        limit=limit,
+        exclude_ids=exclude_ids,
+        question="",
+    ).hits
+
+
+def rank_question(
+    *,
+    session_pk: int,
+    episode_count: int,
+    total_tokens: int,
+    text: str,
+    limit: int,
+    exclude_ids: Iterable[int] = (),
+) -> Ranking:
+    """``rank_session``'s hits, with the question's words and which of them
+    are common in the session (the module docstring), from the same reads."""
+    return _rank(
+        session_pk=session_pk,
+        episode_count=episode_count,
+        total_tokens=total_tokens,
+        text=text,
+        limit=limit,
+        exclude_ids=exclude_ids,
+        question=text[:QUESTION_CHARACTERS],
+    )
+
+
+def _rank(
+    *,
+    session_pk: int,
+    episode_count: int,
+    total_tokens: int,
+    text: str,
+    limit: int,
+    exclude_ids: Iterable[int],
+    question: str,
+) -> Ranking:
+    """The ranking; the words of ``question`` (a cut of ``text``, or "" for none) are looked up too."""
     backend = episode_backend()
+    spans = list(WORD.finditer(question))
     # At least as many as asked for: a common term's candidates are the window's.
-    terms, window = backend.terms_and_window(session_pk, text, size=max(WINDOW, limit))
+    terms, window, word_terms = backend.terms_and_window(
+        session_pk, text, size=max(WINDOW, limit), words=[span.group() for span in spans]
+    )
     if not terms:
         raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
     cap = settings.CONTEXT_RETRIEVE_CANDIDATES
@@ -122,7 +216,13 @@ def rank_session(
         if match.episode_id not in excluded and match.terms
     ]
     hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
-    return hits[:limit]
+    least = max(COMMON_SHARE * total, COMMON_EPISODES)
+    return Ranking(
+        hits=hits[:limit],
+        question=question,
+        words=[Word(span.start(), span.end(), held) for span, held in zip(spans, word_terms, strict=True)],
+        common=frozenset(term for term in terms if df[term] >= least),
+    )
 
 
 def _candidates(

@@ -4,11 +4,15 @@ matches from the index. One module per database implements ``Backend``."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 #: At most this many distinct terms of a query are searched for.
 MAX_TERMS = 32
+#: What a word is when a text is cut into words (``Backend.terms_and_window``'s ``words``).
+WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +23,16 @@ class Match:
 
     def merged(self, other: Match) -> Match:
         return Match(self.episode_id, self.token_count, self.terms | other.terms)
+
+
+class Lookup(NamedTuple):
+    """What ``Backend.terms_and_window`` reads: the query's terms, the newest
+    episodes with the terms each holds, and for each of the ``words`` asked
+    about, the terms it stands for (none for a stop word)."""
+
+    terms: list[str]
+    window: list[Match]
+    word_terms: list[frozenset[str]]
 
 
 def matches_by_term(terms: list[str], rows: list[tuple[int, int, int]]) -> dict[str, list[Match]]:
@@ -33,9 +47,12 @@ class Backend(Protocol):
     def terms(self, text: str) -> list[str]:
         """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
 
-    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
-        """``terms(text)`` and the session's newest ``size`` episodes, newest first, each
-        with the terms it holds (none without terms); on PostgreSQL in one round trip."""
+    def terms_and_window(
+        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
+    ) -> Lookup:
+        """``terms(text)``, the session's newest ``size`` episodes, newest first, each
+        with the terms it holds (none without terms), and the terms of each of
+        ``words``; on PostgreSQL in one round trip."""
 
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         """Each term's matches in the session, found through the index, at most ``limit`` per term."""

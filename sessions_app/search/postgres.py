@@ -18,10 +18,12 @@ Why each query takes the plan it takes:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from sessions_app.search.base import MAX_TERMS, Match, matches_by_term
+from sessions_app.search.base import MAX_TERMS, Lookup, Match, matches_by_term
 
 TABLE = "sessions_app_episode"
 MAX_ID = 2**63 - 1
@@ -44,11 +46,15 @@ class PostgresSearch:
             )
             return [row[0] for row in cursor.fetchall()]
 
-    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+    def terms_and_window(
+        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
+    ) -> Lookup:
         # The terms and the window in one round trip. Each term is tested as
         # the tsquery ``tsquery_literal`` writes for it (quotes doubled,
-        # backslashes doubled, in quotes); the first row carries the terms,
-        # the others are the window, newest first, with one flag per term.
+        # backslashes doubled, in quotes); the first row carries the terms
+        # and each word's lexemes (space-separated: a word may give several,
+        # a stop word none), the others are the window, newest first, with
+        # one flag per term.
         sql = f"""
             WITH found AS MATERIALIZED (
                 SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s
@@ -59,26 +65,32 @@ class PostgresSearch:
                        )::tsquery) AS queries
                   FROM found
             )
-            SELECT NULL::bigint, NULL::integer, lexemes, NULL::boolean[] FROM terms
+            SELECT NULL::bigint, NULL::integer, lexemes, NULL::boolean[],
+                   ARRAY(SELECT array_to_string(tsvector_to_array(to_tsvector(%s::regconfig, u.word)), ' ')
+                           FROM unnest(%s::text[]) WITH ORDINALITY AS u(word, n) ORDER BY u.n)
+              FROM terms
             UNION ALL
             (SELECT e.id, e.token_count, NULL::text[],
                     ARRAY(SELECT e.search_vector @@ u.query
-                            FROM unnest(terms.queries) WITH ORDINALITY AS u(query, n) ORDER BY u.n)
+                            FROM unnest(terms.queries) WITH ORDINALITY AS u(query, n) ORDER BY u.n),
+                    NULL::text[]
                FROM {TABLE} e, terms
               WHERE terms.lexemes IS NOT NULL
                 AND (e.session_id, e.id) > (%s, 0) AND (e.session_id, e.id) <= (%s, %s)
               ORDER BY e.session_id DESC, e.id DESC
               LIMIT %s)
         """
-        params = [settings.SEARCH_CONFIG, text, MAX_TERMS, session_pk, session_pk, MAX_ID, size]
+        config = settings.SEARCH_CONFIG
+        params = [config, text, MAX_TERMS, config, list(words), session_pk, session_pk, MAX_ID, size]
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
-            (_, _, found, _), *rows = cursor.fetchall()
+            (_, _, found, _, lexemes), *rows = cursor.fetchall()
         terms = list(found or [])
-        return terms, [
+        window = [
             Match(pk, tokens, frozenset(term for term, held in zip(terms, flags, strict=True) if held))
-            for pk, tokens, _, flags in rows
+            for pk, tokens, _, flags, _ in rows
         ]
+        return Lookup(terms, window, [frozenset(each.split()) for each in lexemes or []])
 
     def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         ctes = ", ".join(

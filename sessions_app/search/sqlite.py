@@ -9,16 +9,15 @@ stem stay two terms, which only weighs that stem twice.
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sequence
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from sessions_app.search.base import MAX_TERMS, Match, matches_by_term
+from sessions_app.search.base import MAX_TERMS, WORD, Lookup, Match, matches_by_term
 from sessions_app.search.stopwords import STOP_WORDS
 
 TABLE = "sessions_app_episode"
 FTS = "sessions_app_episode_fts"
-WORD = re.compile(r"\w+")
 
 
 def fts_string(term: str) -> str:
@@ -33,15 +32,19 @@ class SqliteSearch:
     def terms(self, text: str) -> list[str]:
         seen: dict[str, None] = {}
         for word in WORD.findall(text.lower()):
-            if word not in STOP_WORDS and not word.startswith("_"):
+            if _is_term(word):
                 seen.setdefault(word, None)
                 if len(seen) == MAX_TERMS:
                     break
         return list(seen)
 
-    def terms_and_window(self, session_pk: int, text: str, *, size: int) -> tuple[list[str], list[Match]]:
+    def terms_and_window(
+        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
+    ) -> Lookup:
         terms = self.terms(text)
-        return terms, self.window(session_pk, terms, size=size) if terms else []
+        window = self.window(session_pk, terms, size=size) if terms else []
+        lowered = (word.lower() for word in words)
+        return Lookup(terms, window, [frozenset([w]) if _is_term(w) else frozenset() for w in lowered])
 
     def window(self, session_pk: int, terms: list[str], *, size: int) -> list[Match]:
         with self.connection.cursor() as cursor:
@@ -112,3 +115,8 @@ class SqliteSearch:
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
             return {pk: (user_input or "", response or "") for pk, user_input, response in cursor.fetchall()}
+
+
+def _is_term(word: str) -> bool:
+    """Whether a lower-case word is searched for: not a stop word, and not FTS5's column syntax."""
+    return word not in STOP_WORDS and not word.startswith("_")

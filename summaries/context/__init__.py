@@ -146,7 +146,6 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
-    vector = sources.question_vector_soon(session, question)
     # With a window of 0 every episode is "older"; with a short session the
     # window holds everything and nothing older is read. One summary row more
     # than used tells whether older rows exist beyond the cap (the oldest: the
@@ -158,7 +157,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     if len(chain) > max_summaries:
         not_read, chain = chain[0], chain[1:]
     if (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
-        hits = sources.ranked_hits(session, question, [ex.id for ex in recent], vector)
+        hits = sources.ranked_hits(session, question, [ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from django.conf import settings
 from django.db import connections, router
 
-from sessions_app import semantic
 from sessions_app.models import ChatSession, Episode
 from sessions_app.querysets import MAX_ID
 from sessions_app.retrieval import rank_for_question
@@ -122,22 +118,10 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
     return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
 
 
-def ranked_hits(
-    session: ChatSession, question: str, exclude_ids: Iterable[int], vector: Future[Any] | None = None
-) -> list[Hit]:
+def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
     """The older episodes that rank highest for the question, best first
     (``sessions_app.retrieval``: by words and by meaning)."""
-    return rank_for_question(
-        session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids, vector=vector
-    )
-
-
-def question_vector_soon(session: ChatSession, question: str) -> Future[Any] | None:
-    """Start encoding the question while the rest is read, when retrieval
-    by meaning is on and the session may hold episodes older than the recent window."""
-    if not semantic.enabled() or session.cached_episode_count <= settings.CONTEXT_RECENT_EPISODES:
-        return None
-    return semantic.question_vector_soon(question)
+    return rank_for_question(session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids)
 
 
 def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchange, datetime]]:

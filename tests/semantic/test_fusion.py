@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sessions_app.retrieval import WORDS_WEIGHT, fuse, rank_for_question
-from sessions_app.search import Hit
+from sessions_app.retrieval import WORDS_WEIGHT, fuse, meaning_text, rank_for_question
+from sessions_app.search import Hit, Ranking, Word
 from sessions_app.semantic import Closeness, embed_pending
 from sessions_app.semantic.neighbours import SessionVectors
 from sessions_app.services import episodes_bulk_create
@@ -105,3 +105,48 @@ def test_the_exchange_holding_the_questions_rare_word_comes_first_among_closer_o
     hits = rank_for_question(session=session, question="Is support ticket 88213 closed yet?", limit=5)
     assert hits[0].episode_id == episodes[5].pk
     assert "88213" in hits[0].terms
+
+
+GREETINGS = [
+    "Rohan! So good to hear from you, how was the weekend?",
+    "Morning Rohan, did the storm keep you up too?",
+    "Rohan, you will not believe the queue at the post office.",
+    "Hey Rohan, are we still on for the walk on Sunday?",
+    "Rohan, I finally fixed the bike, thanks for the tip.",
+    "Evening Rohan! The match last night was unbelievable.",
+    "Rohan, my tomatoes are finally turning red.",
+    "Oh Rohan, I burnt the toast again this morning.",
+    "Rohan, did you ever finish that crime novel?",
+    "Hi Rohan, the new cafe on the corner is open at last.",
+    "Rohan, the train was late again, third time this week.",
+    "Rohan! I booked the cabin for October.",
+]
+
+
+@pytest.mark.django_db
+def test_meaning_is_compared_without_the_name_the_conversation_keeps_repeating(semantic, session):
+    """A chat with Rohan greets him in every other exchange; once he says
+    his little girl Sigrid started school. Asked for the name of Rohan's
+    daughter, the question without his name finds that exchange by meaning:
+    with the name in, the encoder puts the greetings nearest."""
+    items = [{"user_input": text, "response": "Ha, tell me more."} for text in GREETINGS]
+    items += [{"user_input": f"Shopping list number {n}: bread, milk.", "response": "Noted."} for n in range(12)]
+    items.insert(7, {"user_input": "How are the kids?", "response": "Our little girl Sigrid started school!"})
+    episodes = episodes_bulk_create(session=session, items=items)
+    embed_pending(session.pk)
+    session.refresh_from_db()
+    question = "What is the name of Rohan's daughter?"
+    hits = rank_for_question(session=session, question=question, limit=3)
+    assert hits[0].episode_id == episodes[7].pk
+    assert hits[0].terms == frozenset()  # found by meaning alone
+
+
+def test_a_question_of_stop_words_and_common_words_alone_is_compared_whole():
+    only_common = Ranking(
+        hits=[],
+        question="Who, Rohan?",
+        words=[Word(0, 3, frozenset()), Word(5, 10, frozenset({"rohan"}))],
+        common=frozenset({"rohan"}),
+    )
+    assert meaning_text("Who, Rohan?", only_common) == "Who, Rohan?"
+    assert meaning_text("!!!", None) == "!!!"  # no words to search for at all
