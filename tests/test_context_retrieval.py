@@ -8,8 +8,9 @@ import pytest
 
 from sessions_app.services import episodes_bulk_create
 from sessions_app.tokens import count_tokens
-from summaries.context import build_context
+from summaries.context import RETRIEVED_LABEL_TOKENS, build_context
 from summaries.context.layout import day
+from summaries.context.sources import RETRIEVED_MIN, retrieval_depth
 from tests.factories import SummaryFactory
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,21 @@ def test_what_the_budget_leaves_out_is_listed(long_session):
     roomy = build_context(session=session, question="weather Saturday", budget=20_000)
     tight = build_context(session=session, question="weather Saturday", budget=900)
     assert set(tight.retrieved) < set(roomy.retrieved)
-    assert set(tight.omitted["retrieved"]) == set(roomy.retrieved) - set(tight.retrieved)
+    # The larger budget ranks deeper (retrieval_depth); what the small one
+    # ranked and could not fit is listed, and nothing else.
+    assert set(tight.omitted["retrieved"]) <= set(roomy.retrieved) - set(tight.retrieved)
+    depth = retrieval_depth(session, 900, RETRIEVED_LABEL_TOKENS)
+    assert len(tight.retrieved) + len(tight.omitted["retrieved"]) == depth < len(roomy.retrieved)
+
+
+def test_a_larger_budget_ranks_more_exchanges_than_the_least_depth(long_session):
+    session, episodes = long_session
+    older = len(episodes) - 8
+    assert retrieval_depth(session, 900, RETRIEVED_LABEL_TOKENS) == RETRIEVED_MIN < older
+    roomy = build_context(session=session, question="weather Saturday", budget=20_000)
+    # Every older exchange but the one about Ines holds "weather": all of them ranked, and all fit.
+    assert set(roomy.retrieved) == {e.pk for e in episodes[:older]} - {episodes[3].pk}
+    assert roomy.omitted["retrieved"] == []
 
 
 def test_a_summary_row_carries_its_date_span(long_session):

@@ -9,7 +9,14 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.models import ChatSession
-from sessions_app.search import COMMON_EPISODES, EmptyQuery, Ranking, rank_question, rank_session, search_terms
+from sessions_app.search import (
+    COMMON_EPISODES,
+    EmptyQuery,
+    Ranking,
+    rank_question,
+    rank_session,
+    search_terms,
+)
 from sessions_app.services import episode_create, episodes_bulk_create
 from tests.factories import ChatSessionFactory
 
@@ -103,7 +110,9 @@ def test_a_question_less_the_sessions_common_words_is_what_it_asks(session, size
 
 def test_in_a_short_session_a_word_a_few_exchanges_share_is_not_common(session):
     few = COMMON_EPISODES - 1
-    items = [{"user_input": f"Notes on the marathon, part {n}", "response": "Keep going."} for n in range(few)]
+    items = [
+        {"user_input": f"Notes on the marathon, part {n}", "response": "Keep going."} for n in range(few)
+    ]
     items += [{"user_input": f"Dinner plan {n}", "response": "Soup."} for n in range(20)]
     episodes_bulk_create(session=session, items=items)
     # A third of the session holds "marathon", but fewer than COMMON_EPISODES exchanges.

@@ -47,9 +47,7 @@ class Backend(Protocol):
     def terms(self, text: str) -> list[str]:
         """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
 
-    def terms_and_window(
-        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
-    ) -> Lookup:
+    def terms_and_window(self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
         """``terms(text)``, the session's newest ``size`` episodes, newest first, each
         with the terms it holds (none without terms), and the terms of each of
         ``words``; on PostgreSQL in one round trip."""

@@ -46,9 +46,7 @@ class PostgresSearch:
             )
             return [row[0] for row in cursor.fetchall()]
 
-    def terms_and_window(
-        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
-    ) -> Lookup:
+    def terms_and_window(self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
         # The terms and the window in one round trip. Each term is tested as
         # the tsquery ``tsquery_literal`` writes for it (quotes doubled,
         # backslashes doubled, in quotes); the first row carries the terms

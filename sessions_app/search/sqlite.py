@@ -38,9 +38,7 @@ class SqliteSearch:
                     break
         return list(seen)
 
-    def terms_and_window(
-        self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()
-    ) -> Lookup:
+    def terms_and_window(self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
         terms = self.terms(text)
         window = self.window(session_pk, terms, size=size) if terms else []
         lowered = (word.lower() for word in words)

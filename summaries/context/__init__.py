@@ -30,7 +30,9 @@ question (``sessions_app.search``) are quoted in full as well.
 
 The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
 cap (see ``summaries.context.budget``), filled in this order: retrieved
-exchanges by rank, then summary rows newest first, then the digest.
+exchanges by rank (as many ranked as the budget could hold, with some to
+spare: ``sources.retrieval_depth``), then summary rows newest first, then
+the digest.
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
@@ -157,7 +159,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     if len(chain) > max_summaries:
         not_read, chain = chain[0], chain[1:]
     if (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
-        hits = sources.ranked_hits(session, question, [ex.id for ex in recent])
+        depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
+        hits = sources.ranked_hits(session, question, [ex.id for ex in recent], depth)
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connections, router
 
 from sessions_app.models import ChatSession, Episode
@@ -19,9 +20,13 @@ from summaries.models import Summary
 # extractive_digest quotes at most five questions and three answers, always
 # the first ones it is given, so it never needs more than five episodes.
 DIGEST_EPISODES = 5
-#: Retrieved exchanges ranked for one question at most; the budget takes
-#: what fits (at 4,000 tokens, a few dozen exchanges of usual length).
-RETRIEVED_MAX = 48
+#: Retrieved exchanges ranked for one question: at least this many, and
+#: more for a budget that holds more of the session's exchanges
+#: (``retrieval_depth``); the budget takes what fits.
+RETRIEVED_MIN = 48
+#: How many more than fit at the session's mean size: exchanges too large
+#: for what is left are passed over for smaller ones further down.
+RETRIEVED_SPARE = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +123,22 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
     return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
 
 
-def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int]) -> list[Hit]:
-    """The older episodes that rank highest for the question, best first
-    (``sessions_app.retrieval``: by words and by meaning)."""
-    return rank_for_question(session=session, question=question, limit=RETRIEVED_MAX, exclude_ids=exclude_ids)
+def ranked_hits(session: ChatSession, question: str, exclude_ids: Iterable[int], depth: int) -> list[Hit]:
+    """The ``depth`` older episodes that rank highest for the question, best
+    first (``sessions_app.retrieval``: by words and by meaning)."""
+    return rank_for_question(session=session, question=question, limit=depth, exclude_ids=exclude_ids)
+
+
+def retrieval_depth(session: ChatSession, budget: int, piece_tokens: int) -> int:
+    """How many exchanges to rank for a context of ``budget`` tokens: enough
+    to fill it with exchanges of the session's mean size (each with
+    ``piece_tokens`` of labels), ``RETRIEVED_SPARE`` times over; at least
+    ``RETRIEVED_MIN``, at most ``CONTEXT_RETRIEVE_CANDIDATES``. A fixed
+    number would leave a large budget to the summaries once it ran out,
+    though the exchanges keep more (``summaries.context``'s docstring)."""
+    mean = session.cached_total_tokens / max(session.cached_episode_count, 1)
+    fits = budget / (mean + piece_tokens)
+    return int(min(max(RETRIEVED_MIN, RETRIEVED_SPARE * fits), settings.CONTEXT_RETRIEVE_CANDIDATES))
 
 
 def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchange, datetime]]:

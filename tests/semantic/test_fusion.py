@@ -130,7 +130,9 @@ def test_meaning_is_compared_without_the_name_the_conversation_keeps_repeating(s
     daughter, the question without his name finds that exchange by meaning:
     with the name in, the encoder puts the greetings nearest."""
     items = [{"user_input": text, "response": "Ha, tell me more."} for text in GREETINGS]
-    items += [{"user_input": f"Shopping list number {n}: bread, milk.", "response": "Noted."} for n in range(12)]
+    items += [
+        {"user_input": f"Shopping list number {n}: bread, milk.", "response": "Noted."} for n in range(12)
+    ]
     items.insert(7, {"user_input": "How are the kids?", "response": "Our little girl Sigrid started school!"})
     episodes = episodes_bulk_create(session=session, items=items)
     embed_pending(session.pk)
