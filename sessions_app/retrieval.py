@@ -42,15 +42,17 @@ to 0.43 on the sets as asked), and 0.8 loses little on the other kind.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 
+import numpy as np
 from django.conf import settings
 
 from sessions_app import semantic
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery, Hit, Ranking, rank_question
 
-__all__ = ["WORDS_WEIGHT", "fuse", "meaning_text", "rank_for_question"]
+__all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_text", "rank_for_question"]
 
 #: What a point of BM25 counts for against a standard deviation of closeness
 #: in meaning. One rare term matched scores about 5 (idf in a few hundred
@@ -69,7 +71,14 @@ def rank_for_question(
     most ``limit``; those in ``exclude_ids`` left out. An episode found by
     meaning alone has no matched terms. Cost is bounded by
     ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``."""
-    excluded = list(exclude_ids)
+    return begin_ranking(session=session, question=question, limit=limit).hits(exclude_ids)
+
+
+def begin_ranking(*, session: ChatSession, question: str, limit: int) -> PendingRanking:
+    """``rank_for_question`` in two steps: this reads the question's words
+    (one query) and starts encoding what of it is compared by meaning on
+    another core; ``PendingRanking.hits`` does the rest. A caller with
+    other reads to do (the context's recent window) does them in between."""
     try:
         ranking: Ranking | None = rank_question(
             session_pk=session.pk,
@@ -77,21 +86,33 @@ def rank_for_question(
             total_tokens=session.cached_total_tokens,
             text=question,
             limit=limit,
-            exclude_ids=excluded,
         )
     except EmptyQuery:
         ranking = None
-    by_words = ranking.hits if ranking else []
-    if not semantic.enabled():
-        return by_words
-    closeness = semantic.closeness(
-        session_pk=session.pk,
-        newest_episode_id=session.cached_last_episode_id,
-        vector=semantic.question_vector(meaning_text(question, ranking)),
-        scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
-        exclude_ids=excluded,
-    )
-    return fuse(by_words, closeness, limit)
+    vector = semantic.question_vector_soon(meaning_text(question, ranking)) if semantic.enabled() else None
+    return PendingRanking(session, limit, ranking, vector)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRanking:
+    session: ChatSession
+    limit: int
+    ranking: Ranking | None  # None: no word of the question is searched for
+    vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
+
+    def hits(self, exclude_ids: Iterable[int] = ()) -> list[Hit]:
+        excluded = list(exclude_ids)
+        by_words = self.ranking.hits(excluded) if self.ranking else []
+        if self.vector is None:
+            return by_words
+        closeness = semantic.closeness(
+            session_pk=self.session.pk,
+            newest_episode_id=self.session.cached_last_episode_id,
+            vector=self.vector.result(),
+            scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
+            exclude_ids=excluded,
+        )
+        return fuse(by_words, closeness, self.limit)
 
 
 def meaning_text(question: str, ranking: Ranking | None) -> str:

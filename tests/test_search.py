@@ -104,8 +104,8 @@ def test_a_question_less_the_sessions_common_words_is_what_it_asks(session, size
     assert found.without_common_words() == "What is the name of 's daughter?"
     assert search_terms("Caroline")[0] in found.common
     # The words' own ranking is rank_session's, from the same reads.
-    assert [hit.episode_id for hit in found.hits] == rank(session, "What is the name of Caroline's daughter?")
-    assert created[size // 3].pk not in {hit.episode_id for hit in found.hits}  # no word in common
+    assert [hit.episode_id for hit in found.hits()] == rank(session, "What is the name of Caroline's daughter?")
+    assert created[size // 3].pk not in {hit.episode_id for hit in found.hits()}  # no word in common
 
 
 def test_in_a_short_session_a_word_a_few_exchanges_share_is_not_common(session):

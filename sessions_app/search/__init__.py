@@ -25,8 +25,9 @@ taken as one: exchanges are short, and a term repeated in one is rarely a
 better answer than the same term in another.
 
 ``rank_question`` also tells which of the question's words are *common*
-in the session (held by ``COMMON_SHARE`` of its episodes, by the same
-estimates): the question without them (``Ranking.without_common_words``)
+in the session (held by ``COMMON_SHARE`` of its episodes, as the window
+estimates it, and by at least ``COMMON_EPISODES``) before the rare terms
+are looked up: the question without them (``Ranking.without_common_words``)
 is what retrieval by meaning compares.
 """
 
@@ -80,14 +81,50 @@ class Word(NamedTuple):
     terms: frozenset[str]  # none for a stop word
 
 
-@dataclass(frozen=True, slots=True)
 class Ranking:
-    hits: list[Hit]
-    #: The question (its first ``QUESTION_CHARACTERS``) and where its words are, with their terms ...
-    question: str
-    words: list[Word]
-    #: ... and the terms held by so many of the session's episodes that they tell few apart.
-    common: frozenset[str]
+    """One question's ranking in a session, in two steps: made, it has read
+    the query's terms and the newest episodes (one query), which tell the
+    question's common words; ``hits()`` looks up the rare terms and scores.
+    Between the two, a caller can start work that needs only the words
+    (retrieval encodes the question without them while the lookup runs)."""
+
+    def __init__(
+        self,
+        *,
+        session_pk: int,
+        episode_count: int,
+        total_tokens: int,
+        text: str,
+        limit: int,
+        question: str = "",
+    ) -> None:
+        """``question``: the cut of ``text`` whose words are looked up too ("" for none)."""
+        self.backend = episode_backend()
+        self.session_pk, self.total_tokens, self.limit = session_pk, total_tokens, limit
+        self.question = question
+        spans = list(WORD.finditer(question))
+        # At least as many as asked for: a common term's candidates are the window's.
+        self.terms, self.window, word_terms = self.backend.terms_and_window(
+            session_pk, text, size=max(WINDOW, limit), words=[span.group() for span in spans]
+        )
+        if not self.terms:
+            raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
+        #: Where the question's words are, with the terms each stands for.
+        self.words = [Word(s.start(), s.end(), held) for s, held in zip(spans, word_terms, strict=True)]
+        self.size = len(self.window)
+        self.in_window = Counter(term for match in self.window for term in match.terms)
+        self.whole_session = self.size >= episode_count
+        self.total = max(episode_count, self.size, 1)
+        #: The terms held by so many of the session's episodes (as the window
+        #: estimates them) that they tell few apart.
+        least = max(COMMON_SHARE * self.total, COMMON_EPISODES)
+        self.common = frozenset(term for term in self.terms if self._estimate(term) >= least)
+
+    def _estimate(self, term: str) -> float:
+        """The episodes holding ``term``, as the window tells (exact when it is the whole session)."""
+        if self.whole_session:
+            return self.in_window[term]
+        return self.in_window[term] / self.size * self.total if self.size else 0.0
 
     def common_words(self) -> list[str]:
         return [self.question[w.start : w.end] for w in self.words if w.terms and w.terms <= self.common]
@@ -107,6 +144,38 @@ class Ranking:
                 content = True
         kept.append(self.question[start:])
         return " ".join("".join(kept).split()) if content else ""
+
+    def hits(self, exclude_ids: Iterable[int] = ()) -> list[Hit]:
+        """The best ``limit`` episodes, best first (the module docstring);
+        those in ``exclude_ids`` left out."""
+        excluded = set(exclude_ids)
+        cap = settings.CONTEXT_RETRIEVE_CANDIDATES
+        in_window, size = self.in_window, self.size
+        common = {
+            term
+            for term in self.terms
+            if self.whole_session or in_window[term] >= max(1.0, COMMON_SHARE * size)
+        }
+        rare = [term for term in self.terms if term not in common]
+        probed = self.backend.probe(self.session_pk, rare, limit=cap) if rare else {}
+
+        def frequency(term: str) -> float:
+            if self.whole_session or term in common:
+                return self._estimate(term)
+            found = len(probed.get(term, ()))
+            return found if found < cap else max(found, self._estimate(term))
+
+        df = {term: frequency(term) for term in self.terms}
+        idf = {term: math.log(1 + (self.total - df[term] + 0.5) / (df[term] + 0.5)) for term in self.terms}
+        candidates = _candidates(self.window, probed, rare, idf, cap)
+        average = self.total_tokens / self.total if self.total_tokens else 1.0
+        hits = [
+            Hit(match.episode_id, _score(match, idf, average), match.terms, match.token_count)
+            for match in candidates.values()
+            if match.episode_id not in excluded and match.terms
+        ]
+        hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
+        return hits[: self.limit]
 
 
 def search_terms(text: str) -> list[str]:
@@ -133,95 +202,23 @@ def rank_session(
     (e.g. the recent ones a context shows anyway) are left out.
     ``EmptyQuery`` when the text holds no searchable term.
     """
-    return _rank(
-        session_pk=session_pk,
-        episode_count=episode_count,
-        total_tokens=total_tokens,
-        text=text,
-        limit=limit,
-        exclude_ids=exclude_ids,
-        question="",
-    ).hits
+    return Ranking(
+        session_pk=session_pk, episode_count=episode_count, total_tokens=total_tokens, text=text, limit=limit
+    ).hits(exclude_ids)
 
 
 def rank_question(
-    *,
-    session_pk: int,
-    episode_count: int,
-    total_tokens: int,
-    text: str,
-    limit: int,
-    exclude_ids: Iterable[int] = (),
+    *, session_pk: int, episode_count: int, total_tokens: int, text: str, limit: int
 ) -> Ranking:
-    """``rank_session``'s hits, with the question's words and which of them
-    are common in the session (the module docstring), from the same reads."""
-    return _rank(
+    """``rank_session``'s ranking before its hits are scored (``Ranking.hits``),
+    with the question's words and which of them are common in the session."""
+    return Ranking(
         session_pk=session_pk,
         episode_count=episode_count,
         total_tokens=total_tokens,
         text=text,
         limit=limit,
-        exclude_ids=exclude_ids,
         question=text[:QUESTION_CHARACTERS],
-    )
-
-
-def _rank(
-    *,
-    session_pk: int,
-    episode_count: int,
-    total_tokens: int,
-    text: str,
-    limit: int,
-    exclude_ids: Iterable[int],
-    question: str,
-) -> Ranking:
-    """The ranking; the words of ``question`` (a cut of ``text``, or "" for none) are looked up too."""
-    backend = episode_backend()
-    spans = list(WORD.finditer(question))
-    # At least as many as asked for: a common term's candidates are the window's.
-    terms, window, word_terms = backend.terms_and_window(
-        session_pk, text, size=max(WINDOW, limit), words=[span.group() for span in spans]
-    )
-    if not terms:
-        raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
-    cap = settings.CONTEXT_RETRIEVE_CANDIDATES
-    size = len(window)
-    in_window = Counter(term for match in window for term in match.terms)
-    whole_session = size >= episode_count
-
-    common = {term for term in terms if whole_session or in_window[term] >= max(1.0, COMMON_SHARE * size)}
-    rare = [term for term in terms if term not in common]
-    probed = backend.probe(session_pk, rare, limit=cap) if rare else {}
-
-    total = max(episode_count, size, 1)
-
-    def frequency(term: str) -> float:
-        if whole_session:
-            return in_window[term]
-        estimate = in_window[term] / size * total if size else 0.0
-        if term in common:
-            return estimate
-        found = len(probed.get(term, ()))
-        return found if found < cap else max(found, estimate)
-
-    df = {term: frequency(term) for term in terms}
-    idf = {term: math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) for term in terms}
-    candidates = _candidates(window, probed, rare, idf, cap)
-    average = total_tokens / total if total_tokens else 1.0
-    excluded = set(exclude_ids)
-    hits = [
-        Hit(match.episode_id, _score(match, idf, average), match.terms, match.token_count)
-        for match in candidates.values()
-        if match.episode_id not in excluded and match.terms
-    ]
-    hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
-    least = max(COMMON_SHARE * total, COMMON_EPISODES)
-    return Ranking(
-        hits=hits[:limit],
-        question=question,
-        words=[Word(span.start(), span.end(), held) for span, held in zip(spans, word_terms, strict=True)],
-        common=frozenset(term for term in terms if df[term] >= least),
     )
 
 

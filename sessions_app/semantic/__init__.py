@@ -24,6 +24,7 @@ from sessions_app.semantic.neighbours import (
     forget,
     nearest,
     question_vector,
+    question_vector_soon,
 )
 from sessions_app.semantic.store import embed_pending, encode_again
 
@@ -37,6 +38,7 @@ __all__ = [
     "forget",
     "nearest",
     "question_vector",
+    "question_vector_soon",
 ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,6 +122,16 @@ _lock = threading.Lock()
 
 def question_vector(question: str) -> np.ndarray:
     return encoder().encode([question[:QUESTION_CHARACTERS]])[0]
+
+
+# The encoder runs in native code without the GIL, so a question can be
+# encoded on another core while the request reads the database.
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nexus-encoder")
+
+
+def question_vector_soon(question: str) -> Future[np.ndarray]:
+    """``question_vector`` started in the background: ask for ``.result()`` when it is needed."""
+    return _pool.submit(question_vector, question)
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,15 +152,20 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     # window holds everything and nothing older is read. One summary row more
     # than used tells whether older rows exist beyond the cap (the oldest: the
     # uncovered episodes start after the newest row either way).
+    # Retrieval begins first, when the counters say the session is longer
+    # than the window: the question is encoded while the window is read.
+    pending = None
+    if session.cached_episode_count > window:
+        depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
+        pending = sources.begin_ranking(session, question, depth)
     parts = sources.recent_window(session.pk, window, max_summaries + 1)
     recent, chain, uncovered = parts.recent, parts.chain, parts.uncovered
     not_read: sources.SummaryPart | None = None
     hits: list[Hit] = []
     if len(chain) > max_summaries:
         not_read, chain = chain[0], chain[1:]
-    if (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
-        depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
-        hits = sources.ranked_hits(session, question, [ex.id for ex in recent], depth)
+    if pending and (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
+        hits = pending.hits([ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sessions_app.retrieval import WORDS_WEIGHT, fuse, meaning_text, rank_for_question
-from sessions_app.search import Hit, Ranking, Word
+from sessions_app.search import Hit, rank_question
 from sessions_app.semantic import Closeness, embed_pending
 from sessions_app.semantic.neighbours import SessionVectors
 from sessions_app.services import episodes_bulk_create
@@ -143,12 +143,18 @@ def test_meaning_is_compared_without_the_name_the_conversation_keeps_repeating(s
     assert hits[0].terms == frozenset()  # found by meaning alone
 
 
-def test_a_question_of_stop_words_and_common_words_alone_is_compared_whole():
-    only_common = Ranking(
-        hits=[],
-        question="Who, Rohan?",
-        words=[Word(0, 3, frozenset()), Word(5, 10, frozenset({"rohan"}))],
-        common=frozenset({"rohan"}),
+@pytest.mark.django_db
+def test_a_question_of_stop_words_and_common_words_alone_is_compared_whole(session):
+    episodes_bulk_create(session=session, items=[{"user_input": t, "response": "Ha."} for t in GREETINGS])
+    session.refresh_from_db()
+    asked = rank_question(
+        session_pk=session.pk,
+        episode_count=session.cached_episode_count,
+        total_tokens=session.cached_total_tokens,
+        text="Who, Rohan?",
+        limit=5,
     )
-    assert meaning_text("Who, Rohan?", only_common) == "Who, Rohan?"
+    assert asked.common_words() == ["Rohan"]
+    assert asked.without_common_words() == ""
+    assert meaning_text("Who, Rohan?", asked) == "Who, Rohan?"
     assert meaning_text("!!!", None) == "!!!"  # no words to search for at all
