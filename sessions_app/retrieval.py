@@ -100,7 +100,10 @@ class PendingRanking:
     ranking: Ranking | None  # None: no word of the question is searched for
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
 
-    def hits(self, exclude_ids: Iterable[int] = ()) -> list[Hit]:
+    def hits(self, exclude_ids: Iterable[int] = (), *, by_meaning_alone: bool = True) -> list[Hit]:
+        """The best ``limit``, those in ``exclude_ids`` left out; without
+        ``by_meaning_alone``, only episodes that hold a word of the question
+        (the search endpoint's), ordered as the context orders them."""
         excluded = list(exclude_ids)
         by_words = self.ranking.hits(excluded) if self.ranking else []
         if self.vector is None:
@@ -112,7 +115,7 @@ class PendingRanking:
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
         )
-        return fuse(by_words, closeness, self.limit)
+        return fuse(by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone)
 
 
 def meaning_text(question: str, ranking: Ranking | None) -> str:
@@ -132,16 +135,19 @@ def meaning_text(question: str, ranking: Ranking | None) -> str:
     return asked or question
 
 
-def fuse(by_words: list[Hit], closeness: semantic.Closeness, limit: int) -> list[Hit]:
-    """The best ``limit`` of the words' hits and the episodes nearest in
-    meaning, by the sum of their scores (module docstring); ties newest first."""
+def fuse(
+    by_words: list[Hit], closeness: semantic.Closeness, limit: int, *, by_meaning_alone: bool = True
+) -> list[Hit]:
+    """The best ``limit`` of the words' hits and (``by_meaning_alone``) the
+    episodes nearest in meaning, by the sum of their scores (module
+    docstring); ties newest first."""
     standing = closeness.standing_of(hit.episode_id for hit in by_words)
     scores: dict[int, float] = {}
     hits: dict[int, Hit] = {}
     for hit in by_words:
         scores[hit.episode_id] = standing.get(hit.episode_id, 0.0) + WORDS_WEIGHT * hit.score
         hits[hit.episode_id] = hit
-    for near in closeness.nearest(limit):
+    for near in closeness.nearest(limit) if by_meaning_alone else ():
         if near.episode_id not in hits:
             scores[near.episode_id] = near.standing
             hits[near.episode_id] = Hit(near.episode_id, 0.0, frozenset(), near.token_count)

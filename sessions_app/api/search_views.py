@@ -1,6 +1,7 @@
 """The search endpoints: one session's episodes, or those of every session the caller may see.
 
-Views parse and check access; ranking and snippets are ``sessions_app.search``'s.
+Views parse and check access; ranking and snippets are ``sessions_app.session_search``'s
+(one session, ranked as its context ranks) and ``sessions_app.search``'s (every session).
 A session the caller may not see is a 404 like an unknown one; a query with
 nothing to search for is a 400 naming ``q``.
 """
@@ -19,8 +20,9 @@ from sessions_app.api.serializers import SearchQuerySerializer, SearchResultsSer
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery
-from sessions_app.search.results import Found, search_session, search_sessions
+from sessions_app.search.results import Found, search_sessions
 from sessions_app.selectors import session_for_user
+from sessions_app.session_search import search_session
 
 BAD_QUERY = OpenApiResponse(
     description="Bad `q` (empty, only stop words, too long) or `limit`; names the field."

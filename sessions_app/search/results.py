@@ -1,10 +1,10 @@
 """Search results as the API shows them: the episode, its session, a snippet and the rank.
 
-``search_session`` ranks one session exactly as the context does
-(``rank_session`` with the session's counters); ``search_sessions`` ranks
-the episodes of any number of sessions together (``across.rank_sessions``).
+``search_sessions`` ranks the episodes of any number of sessions together
+(``across.rank_sessions``: BM25 with their joint statistics); one session's
+search is ranked as its context ranks (``sessions_app.session_search``).
 Either way the cost is bounded: the ranking's few queries, one for the
-episodes found and one for their snippets.
+episodes found (``found_for``) and one for their snippets.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from django.db.models import F, QuerySet
 
 from sessions_app.models import ChatSession, Episode
-from sessions_app.search import Hit, rank_session
+from sessions_app.search import Hit
 from sessions_app.search.across import rank_sessions
 from sessions_app.search.snippets import Snippet, snippets_for
 
-__all__ = ["Found", "search_session", "search_sessions"]
+__all__ = ["Found", "found_for", "search_sessions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,18 +28,6 @@ class Found:
     session_uuid: uuid.UUID
     snippet: Snippet
     rank: float
-
-
-def search_session(*, session: ChatSession, text: str, limit: int) -> list[Found]:
-    """The episodes of ``session`` that best match ``text``, best first; ``EmptyQuery`` if nothing to search."""
-    hits = rank_session(
-        session_pk=session.pk,
-        episode_count=session.cached_episode_count,
-        total_tokens=session.cached_total_tokens,
-        text=text,
-        limit=limit,
-    )
-    return found_for(hits)
 
 
 def search_sessions(*, sessions: QuerySet[ChatSession], text: str, limit: int) -> list[Found]:
