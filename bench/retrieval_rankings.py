@@ -15,9 +15,12 @@ and the answer words found are averaged. Rankings:
   of the whole exchange's closeness and its closest vector's;
 - rank fusion: reciprocal rank fusion (K 60) of meaning with the words' list
   at weight 0.5, as Nexus fused them before;
-- score sum: as sessions_app.retrieval fuses them now, an exchange's closeness
+- score sum: as sessions_app.retrieval fuses them, an exchange's closeness
   in standard deviations above the conversation's mean plus its BM25 score
-  times 0.6, 0.8 (Nexus) or 1.0.
+  times 0.6, 0.8 or 1.0;
+- score sum, common words out: weight 0.8, closeness to the question less
+  the words a tenth of the exchanges (at least 10) hold, stop words kept, as
+  Nexus compares meaning now (sessions_app.search.Ranking.without_common_words).
 
 Two kinds of question: as the sets ask them (in other words than the fact
 was told), and with ``--literal`` each also naming the rarest word of the
@@ -71,6 +74,9 @@ from sessions_app.tokens import count_tokens  # noqa: E402
 K = 60
 RANK_WORDS_WEIGHT = 0.5
 SCORE_WORDS_WEIGHTS = (0.6, 0.8, 1.0)
+NEXUS_WORDS_WEIGHT = 0.8
+# A word is common when this share of the exchanges, and at least this many, hold it.
+COMMON_SHARE, COMMON_EPISODES = 0.1, 10
 
 
 def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> list[int]:
@@ -86,6 +92,33 @@ def summed(meaning: np.ndarray, bm25: np.ndarray, words_weight: float) -> list[i
     """sessions_app.retrieval.fuse over every exchange: standing plus weighted BM25."""
     standing = (meaning - meaning.mean()) / (meaning.std() or 1.0)
     return [int(i) for i in np.argsort(-(standing + words_weight * bm25), kind="stable")]
+
+
+def closeness(
+    text: str, vectors: np.ndarray, owners: np.ndarray, whole: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each exchange's cosine to ``text`` by its whole vector, and as
+    sessions_app.semantic.neighbours scores: the mean of the whole exchange's
+    and its closest vector's (``vectors`` of every exchange, ``owners`` saying whose)."""
+    asked_vector = encoder().encode([text])[0]
+    closest = np.full(len(whole), -np.inf)
+    np.maximum.at(closest, owners, vectors @ asked_vector)
+    by_whole = whole @ asked_vector
+    return by_whole, (by_whole + closest) / 2
+
+
+def without_common_words(question: str, bm25: Bm25) -> str:
+    """The question less its words that many exchanges hold (stop words stay);
+    the whole question when no other word is left."""
+    least = max(COMMON_SHARE * len(bm25.documents), COMMON_EPISODES)
+    kept, content = [], False
+    for word in question.split():
+        found = terms(word)
+        if found and all(bm25.document_frequency[t] >= least for t in found):
+            continue
+        kept.append(word)
+        content = content or bool(found)
+    return " ".join(kept) if content else question
 
 
 def main() -> None:
@@ -111,12 +144,8 @@ def main() -> None:
         bm25 = Bm25.over(exchanges)
         questions = literal(conversation) if args.literal else conversation.questions
         for question in questions:
-            asked_vector = encoder().encode([question.text])[0]
-            closest = np.full(len(exchanges), -np.inf)
-            np.maximum.at(closest, owners, vectors @ asked_vector)
-            by_whole = [int(i) for i in np.argsort(-(whole @ asked_vector), kind="stable")]
-            # As sessions_app.semantic.neighbours scores: the whole exchange's and the closest vector's mean.
-            meaning = (whole @ asked_vector + closest) / 2
+            whole_closeness, meaning = closeness(question.text, vectors, owners, whole)
+            by_whole = [int(i) for i in np.argsort(-whole_closeness, kind="stable")]
             by_meaning = [int(i) for i in np.argsort(-meaning, kind="stable")]
             # Only exchanges holding a word of the question, as the index returns them.
             asked = set(terms(question.text))
@@ -130,6 +159,8 @@ def main() -> None:
             }
             for weight in SCORE_WORDS_WEIGHTS:
                 rankings[f"score sum, words {weight:g}"] = summed(meaning, word_scores, weight)
+            _, uncommon = closeness(without_common_words(question.text, bm25), vectors, owners, whole)
+            rankings["score sum, common out"] = summed(uncommon, word_scores, NEXUS_WORDS_WEIGHT)
             for name, ranking in rankings.items():
                 for budget in BUDGETS:
                     chosen = fit(question.text, ranking, tokens, budget)
