@@ -151,16 +151,17 @@ class Ranking:
         excluded = set(exclude_ids)
         cap = settings.CONTEXT_RETRIEVE_CANDIDATES
         in_window, size = self.in_window, self.size
-        common = {
+        # Terms whose frequency the window tells well enough (step 2 of the module docstring).
+        from_window = {
             term
             for term in self.terms
             if self.whole_session or in_window[term] >= max(1.0, COMMON_SHARE * size)
         }
-        rare = [term for term in self.terms if term not in common]
+        rare = [term for term in self.terms if term not in from_window]
         probed = self.backend.probe(self.session_pk, rare, limit=cap) if rare else {}
 
         def frequency(term: str) -> float:
-            if self.whole_session or term in common:
+            if term in from_window:
                 return self._estimate(term)
             found = len(probed.get(term, ()))
             return found if found < cap else max(found, self._estimate(term))
