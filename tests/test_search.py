@@ -104,7 +104,9 @@ def test_a_question_less_the_sessions_common_words_is_what_it_asks(session, size
     assert found.without_common_words() == "What is the name of 's daughter?"
     assert search_terms("Caroline")[0] in found.common
     # The words' own ranking is rank_session's, from the same reads.
-    assert [hit.episode_id for hit in found.hits()] == rank(session, "What is the name of Caroline's daughter?")
+    assert [hit.episode_id for hit in found.hits()] == rank(
+        session, "What is the name of Caroline's daughter?"
+    )
     assert created[size // 3].pk not in {hit.episode_id for hit in found.hits()}  # no word in common
 
 
@@ -165,3 +167,15 @@ def test_the_work_of_a_search_does_not_grow_with_the_session(owner):
     # Terms, the window, and (beyond the window) one lookup of the rare terms.
     assert counts[small.pk] <= 3
     assert counts[large.pk] <= counts[small.pk] + 1
+
+
+def test_a_question_with_quotes_backslashes_and_other_scripts_is_read_word_by_word(session):
+    note = episode_create(
+        session=session, user_input="O'Brien kept his 日本語 notes", response="Ünïcödé too."
+    )
+    question = "Did O'Brien's \\ 'quote' \"keep\" the 日本語 ünïcödé notes?"
+    found = ranking(session, question)
+    assert found.common == frozenset()  # one episode: nothing is common
+    assert found.without_common_words() == question
+    assert [hit.episode_id for hit in found.hits()] == [note.pk]
+    assert [question[w.start : w.end] for w in found.words][:3] == ["Did", "O", "Brien"]
