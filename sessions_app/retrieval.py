@@ -76,7 +76,7 @@ from sessions_app import semantic
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery, Hit, Ranking, rank_question
 
-__all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_text", "rank_for_question"]
+__all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_text"]
 
 #: What a point of BM25 counts for against a standard deviation of closeness
 #: in meaning. One rare term matched scores about 5 (idf in a few hundred
@@ -84,25 +84,17 @@ __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_t
 WORDS_WEIGHT = 0.8
 
 
-def rank_for_question(
-    *,
-    session: ChatSession,
-    question: str,
-    limit: int,
-    exclude_ids: Iterable[int] = (),
-) -> list[Hit]:
-    """The session's episodes that best answer ``question``, best first, at
-    most ``limit``; those in ``exclude_ids`` left out. An episode found by
-    meaning alone has no matched terms. Cost is bounded by
-    ``CONTEXT_RETRIEVE_CANDIDATES`` and ``CONTEXT_SEMANTIC_CANDIDATES``."""
-    return begin_ranking(session=session, question=question, limit=limit).hits(exclude_ids)
-
-
-def begin_ranking(*, session: ChatSession, question: str, limit: int) -> PendingRanking:
-    """``rank_for_question`` in two steps: this reads the question's words
-    (one query) and starts encoding what of it is compared by meaning on
-    another core; ``PendingRanking.hits`` does the rest. A caller with
-    other reads to do (the context's recent window) does them in between."""
+def begin_ranking(
+    *, session: ChatSession, question: str, limit: int, words_required: bool = False
+) -> PendingRanking:
+    """The session's episodes that best answer ``question``, in two steps:
+    this reads the question's words (one query) and starts encoding what of
+    it is compared by meaning on another core; ``PendingRanking.hits`` does
+    the rest. A caller with other reads to do (the context's recent window)
+    does them in between. Cost is bounded by ``CONTEXT_RETRIEVE_CANDIDATES``
+    and ``CONTEXT_SEMANTIC_CANDIDATES``. ``words_required``: ``EmptyQuery``
+    for a question without a word to search for, before anything is encoded
+    (else meaning alone ranks it)."""
     try:
         ranking: Ranking | None = rank_question(
             session_pk=session.pk,
@@ -112,6 +104,8 @@ def begin_ranking(*, session: ChatSession, question: str, limit: int) -> Pending
             limit=limit,
         )
     except EmptyQuery:
+        if words_required:
+            raise
         ranking = None
     vector = semantic.question_vector_soon(meaning_text(question, ranking)) if semantic.enabled() else None
     return PendingRanking(session, limit, ranking, vector)
@@ -125,7 +119,8 @@ class PendingRanking:
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
 
     def hits(self, exclude_ids: Iterable[int] = (), *, by_meaning_alone: bool = True) -> list[Hit]:
-        """The best ``limit``, those in ``exclude_ids`` left out; without
+        """The best ``limit``, best first, those in ``exclude_ids`` left out
+        (an episode found by meaning alone has no matched terms); without
         ``by_meaning_alone``, only episodes that hold a word of the question
         (the search endpoint's), ordered as the context orders them."""
         excluded = list(exclude_ids)

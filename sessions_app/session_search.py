@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from sessions_app.models import ChatSession
 from sessions_app.retrieval import begin_ranking
-from sessions_app.search import EmptyQuery
 from sessions_app.search.results import Found, found_for
 
 __all__ = ["search_session"]
@@ -19,7 +18,5 @@ __all__ = ["search_session"]
 
 def search_session(*, session: ChatSession, text: str, limit: int) -> list[Found]:
     """The episodes of ``session`` that best match ``text``, best first; ``EmptyQuery`` if nothing to search."""
-    pending = begin_ranking(session=session, question=text, limit=limit)
-    if pending.ranking is None:
-        raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
+    pending = begin_ranking(session=session, question=text, limit=limit, words_required=True)
     return found_for(pending.hits(by_meaning_alone=False))

@@ -8,7 +8,7 @@ episode also gets vectors from a small sentence encoder
 (``sessions_app.semantic.passages``), written by a task after the episode
 (``embed_pending``); ``closeness`` says how close to a question's vector
 each of the session's newest ``CONTEXT_SEMANTIC_CANDIDATES`` is, on a scale
-that means the same in every session, and ``nearest`` picks the closest.
+that means the same in every session, and ``Closeness.nearest`` picks the closest.
 ``CONTEXT_SEMANTIC_CANDIDATES = 0`` turns this off: no vectors are written and
 retrieval is full-text alone.
 """
@@ -22,7 +22,6 @@ from sessions_app.semantic.neighbours import (
     Neighbour,
     closeness,
     forget,
-    nearest,
     question_vector,
     question_vector_soon,
 )
@@ -36,7 +35,6 @@ __all__ = [
     "enabled",
     "encode_again",
     "forget",
-    "nearest",
     "question_vector",
     "question_vector_soon",
 ]

@@ -198,29 +198,6 @@ def closeness(
     return Closeness.of(known, vector, exclude_ids)
 
 
-def nearest(
-    *,
-    session_pk: int,
-    newest_episode_id: int | None,
-    vector: np.ndarray,
-    limit: int,
-    scan: int,
-    exclude_ids: Iterable[int] = (),
-) -> list[Neighbour]:
-    """At most ``limit`` episodes among the session's newest ``scan`` with a
-    vector, closest to ``vector`` first (see ``closeness``)."""
-    if limit <= 0:
-        return []
-    found = closeness(
-        session_pk=session_pk,
-        newest_episode_id=newest_episode_id,
-        vector=vector,
-        scan=scan,
-        exclude_ids=exclude_ids,
-    )
-    return found.nearest(limit)
-
-
 def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:
     with _lock:
         kept = _cache.pop(session_pk, None)

@@ -53,6 +53,7 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.models import ChatSession
+from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
@@ -148,23 +149,24 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
-    # With a window of 0 every episode is "older"; with a short session the
-    # window holds everything and nothing older is read. One summary row more
-    # than used tells whether older rows exist beyond the cap (the oldest: the
-    # uncovered episodes start after the newest row either way).
     # Retrieval begins first, when the counters say the session is longer
     # than the window: the question is encoded while the window is read.
     pending = None
     if session.cached_episode_count > window:
         depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
-        pending = sources.begin_ranking(session, question, depth)
+        pending = begin_ranking(session=session, question=question, limit=depth)
+    # With a window of 0 every episode is "older"; with a short session the
+    # window holds everything and nothing older is read. One summary row more
+    # than used tells whether older rows exist beyond the cap (the oldest: the
+    # uncovered episodes start after the newest row either way).
     parts = sources.recent_window(session.pk, window, max_summaries + 1)
     recent, chain, uncovered = parts.recent, parts.chain, parts.uncovered
     not_read: sources.SummaryPart | None = None
     hits: list[Hit] = []
     if len(chain) > max_summaries:
         not_read, chain = chain[0], chain[1:]
-    if pending and (window == 0 or len(recent) >= window) and session.cached_episode_count > len(recent):
+    # Older episodes exist only behind a full window (the counters may run ahead of the rows).
+    if pending and len(recent) >= window:
         hits = pending.hits([ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits)
 

@@ -10,10 +10,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connections, router
 
-from sessions_app import retrieval
 from sessions_app.models import ChatSession, Episode
 from sessions_app.querysets import MAX_ID
-from sessions_app.retrieval import PendingRanking
 from summaries.context.layout import Exchange
 from summaries.models import Summary
 
@@ -121,13 +119,6 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
         Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 2
     ]
     return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
-
-
-def begin_ranking(session: ChatSession, question: str, depth: int) -> PendingRanking:
-    """The ``depth`` older episodes that rank highest for the question, best
-    first (``sessions_app.retrieval``: by words and by meaning), begun:
-    ``.hits(exclude_ids)`` once the recent window is known."""
-    return retrieval.begin_ranking(session=session, question=question, limit=depth)
 
 
 def retrieval_depth(session: ChatSession, budget: int, piece_tokens: int) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sessions_app.retrieval import WORDS_WEIGHT, fuse, meaning_text, rank_for_question
+from sessions_app.retrieval import WORDS_WEIGHT, begin_ranking, fuse, meaning_text
 from sessions_app.search import Hit, rank_question
 from sessions_app.semantic import Closeness, embed_pending
 from sessions_app.semantic.neighbours import SessionVectors
@@ -102,7 +102,7 @@ def test_the_exchange_holding_the_questions_rare_word_comes_first_among_closer_o
     episodes = episodes_bulk_create(session=session, items=items)
     embed_pending(session.pk)
     session.refresh_from_db()
-    hits = rank_for_question(session=session, question="Is support ticket 88213 closed yet?", limit=5)
+    hits = begin_ranking(session=session, question="Is support ticket 88213 closed yet?", limit=5).hits()
     assert hits[0].episode_id == episodes[5].pk
     assert "88213" in hits[0].terms
 
@@ -138,7 +138,7 @@ def test_meaning_is_compared_without_the_name_the_conversation_keeps_repeating(s
     embed_pending(session.pk)
     session.refresh_from_db()
     question = "What is the name of Rohan's daughter?"
-    hits = rank_for_question(session=session, question=question, limit=3)
+    hits = begin_ranking(session=session, question=question, limit=3).hits()
     assert hits[0].episode_id == episodes[7].pk
     assert hits[0].terms == frozenset()  # found by meaning alone
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sessions_app.models import EpisodeVector
-from sessions_app.semantic import embed_pending, nearest, question_vector
+from sessions_app.semantic import closeness, embed_pending, question_vector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.passages import MAX_VECTORS, PASSAGE_WORDS, episode_text, episode_texts, passages
 from sessions_app.semantic.vectors import to_bytes, to_matrix
@@ -78,13 +78,12 @@ def test_a_fact_said_in_passing_in_a_long_message_is_lifted_by_its_passage(sessi
     session.refresh_from_db()
     asked = question_vector("Where is my girl studying music?")
 
-    found = nearest(
+    found = closeness(
         session_pk=session.pk,
         newest_episode_id=session.cached_last_episode_id,
         vector=asked,
-        limit=len(episodes),
         scan=100,
-    )
+    ).nearest(len(episodes))
     by_passages = [n.episode_id for n in found].index(episodes[4].pk)
     # By the whole exchange's vector alone the advice drowns the fact: two others come first.
     whole = encoder().encode([episode_text(e.user_input, e.response) for e in episodes]) @ asked
@@ -116,13 +115,12 @@ def test_rows_holding_one_vector_are_read_beside_rows_holding_several(session):
     assert counts.tolist() == [1, 3]
     assert matrix.shape == (4, 384)
     session.refresh_from_db()
-    found = nearest(
+    found = closeness(
         session_pk=session.pk,
         newest_episode_id=session.cached_last_episode_id,
         vector=question_vector("What do I type to get online at the lake house?"),
-        limit=2,
         scan=100,
-    )
+    ).nearest(2)
     assert [n.episode_id for n in found] == [episodes[0].pk, episodes[1].pk]
 
 

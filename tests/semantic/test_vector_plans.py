@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.semantic import question_vector
-from sessions_app.semantic.neighbours import PASSAGE_EPISODES, forget, nearest
+from sessions_app.semantic.neighbours import PASSAGE_EPISODES, closeness, forget
 from sessions_app.semantic.store import embed_pending
 from tests.factories import ChatSessionFactory
 
@@ -76,8 +76,8 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
     for session in layout:
         forget()
         with CaptureQueriesContext(connection) as ctx:
-            nearest(session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector,
-                    limit=5, scan=5000)  # fmt: skip
+            closeness(session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector,
+                      scan=5000).nearest(5)  # fmt: skip
             embed_pending(session.pk)  # nothing missing: one probe
         reads = [q["sql"] for q in ctx.captured_queries if TABLE in q["sql"]]
         # The newest episodes in full, then (a long session) the whole
@@ -90,12 +90,10 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
 def test_a_second_question_reads_only_what_was_written_since(layout):
     _, large = layout
     vector = question_vector("the garden")
-    nearest(
-        session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector, limit=5, scan=5000
-    )
+    closeness(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector, scan=5000)
     with CaptureQueriesContext(connection) as ctx:
-        found = nearest(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector,
-                        limit=5, scan=5000)  # fmt: skip
+        found = closeness(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector,
+                          scan=5000).nearest(5)  # fmt: skip
     assert len(found) == 5
     # One probe for vectors above the newest kept one, which finds none.
     assert len(ctx.captured_queries) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sessions_app.models import ChatSession, EpisodeVector
-from sessions_app.semantic import embed_pending, nearest, question_vector
+from sessions_app.semantic import closeness, embed_pending, question_vector
 from sessions_app.semantic.neighbours import forget
 from sessions_app.semantic.tasks import every
 from sessions_app.services import episodes_bulk_create
@@ -42,10 +42,10 @@ def test_nearest_ranks_by_meaning_excludes_and_is_bounded(session):
     session.refresh_from_db()
     vector = question_vector("What do I type to get online at the lake house?")
 
-    def ask(**kwargs):
-        found = nearest(
+    def ask(limit, **kwargs):
+        found = closeness(
             session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=vector, **kwargs
-        )
+        ).nearest(limit)
         return [n.episode_id for n in found]
 
     assert ask(limit=3, scan=100)[0] == episodes[2].pk
@@ -65,9 +65,9 @@ def test_the_kept_copy_picks_up_new_vectors_and_drops_a_stale_one(session):
     def ids(newest):
         return {
             n.episode_id
-            for n in nearest(
-                session_pk=session.pk, newest_episode_id=newest, vector=vector, limit=50, scan=100
-            )
+            for n in closeness(
+                session_pk=session.pk, newest_episode_id=newest, vector=vector, scan=100
+            ).nearest(50)
         }
 
     assert ids(session.cached_last_episode_id) == {e.pk for e in first}
@@ -179,13 +179,12 @@ def test_more_new_vectors_than_are_compared_reads_the_newest_again(session):
 
     def ids():
         session.refresh_from_db()
-        found = nearest(
+        found = closeness(
             session_pk=session.pk,
             newest_episode_id=session.cached_last_episode_id,
             vector=vector,
-            limit=50,
             scan=3,
-        )
+        ).nearest(50)
         return {n.episode_id for n in found}
 
     assert ids() == {e.pk for e in first}
