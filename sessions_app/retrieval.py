@@ -73,6 +73,7 @@ import numpy as np
 from django.conf import settings
 
 from sessions_app import semantic
+from sessions_app.semantic import variety
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery, Hit, Ranking, rank_question
 
@@ -82,6 +83,8 @@ __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_t
 #: in meaning. One rare term matched scores about 5 (idf in a few hundred
 #: episodes), a common one about 1 (module docstring for the choice).
 WORDS_WEIGHT = 0.8
+#: Episodes found by meaning for each place when the choice is varied.
+VARIETY_POOL = 2
 
 
 def begin_ranking(
@@ -118,11 +121,14 @@ class PendingRanking:
     ranking: Ranking | None  # None: no word of the question is searched for
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
 
-    def hits(self, exclude_ids: Iterable[int] = (), *, by_meaning_alone: bool = True) -> list[Hit]:
+    def hits(
+        self, exclude_ids: Iterable[int] = (), *, by_meaning_alone: bool = True, varied: bool = True
+    ) -> list[Hit]:
         """The best ``limit``, best first, those in ``exclude_ids`` left out
-        (an episode found by meaning alone has no matched terms); without
-        ``by_meaning_alone``, only episodes that hold a word of the question
-        (the search endpoint's), ordered as the context orders them."""
+        (an episode found by meaning alone has no matched terms), chosen so
+        that they do not repeat each other (``varied``: the context's). The
+        search endpoint's (neither flag): only episodes that hold a word of
+        the question, ordered as the context scores them."""
         excluded = list(exclude_ids)
         by_words = self.ranking.hits(excluded) if self.ranking else []
         if self.vector is None:
@@ -134,7 +140,7 @@ class PendingRanking:
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
         )
-        return fuse(by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone)
+        return fuse(by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied)
 
 
 def meaning_text(question: str, ranking: Ranking | None) -> str:
@@ -155,20 +161,32 @@ def meaning_text(question: str, ranking: Ranking | None) -> str:
 
 
 def fuse(
-    by_words: list[Hit], closeness: semantic.Closeness, limit: int, *, by_meaning_alone: bool = True
+    by_words: list[Hit],
+    closeness: semantic.Closeness,
+    limit: int,
+    *,
+    by_meaning_alone: bool = True,
+    varied: bool = False,
 ) -> list[Hit]:
     """The best ``limit`` of the words' hits and (``by_meaning_alone``) the
     episodes nearest in meaning, by the sum of their scores (module
-    docstring); ties newest first."""
+    docstring); ties newest first. ``varied``: chosen one at a time, each
+    choice lowering the scores of the episodes like it
+    (``semantic.variety``), from twice as many found by meaning, so that
+    the repeats passed over leave room for others."""
     standing = closeness.standing_of(hit.episode_id for hit in by_words)
     scores: dict[int, float] = {}
     hits: dict[int, Hit] = {}
     for hit in by_words:
         scores[hit.episode_id] = standing.get(hit.episode_id, 0.0) + WORDS_WEIGHT * hit.score
         hits[hit.episode_id] = hit
-    for near in closeness.nearest(limit) if by_meaning_alone else ():
-        if near.episode_id not in hits:
-            scores[near.episode_id] = near.standing
-            hits[near.episode_id] = Hit(near.episode_id, 0.0, frozenset(), near.token_count)
-    order = sorted(scores, key=lambda pk: (-scores[pk], -pk))[:limit]
-    return [replace(hits[pk], score=scores[pk]) for pk in order]
+    near = closeness.nearest(limit * (VARIETY_POOL if varied else 1)) if by_meaning_alone else []
+    for neighbour in near:
+        if neighbour.episode_id not in hits:
+            scores[neighbour.episode_id] = neighbour.standing
+            hits[neighbour.episode_id] = Hit(neighbour.episode_id, 0.0, frozenset(), neighbour.token_count)
+    order = sorted(scores, key=lambda pk: (-scores[pk], -pk))
+    if varied:
+        chosen = variety.varied(np.array([scores[pk] for pk in order]), closeness.vectors_of(order), limit)
+        order = [order[i] for i in chosen]
+    return [replace(hits[pk], score=scores[pk]) for pk in order[:limit]]

@@ -19,4 +19,4 @@ __all__ = ["search_session"]
 def search_session(*, session: ChatSession, text: str, limit: int) -> list[Found]:
     """The episodes of ``session`` that best match ``text``, best first; ``EmptyQuery`` if nothing to search."""
     pending = begin_ranking(session=session, question=text, limit=limit, words_required=True)
-    return found_for(pending.hits(by_meaning_alone=False))
+    return found_for(pending.hits(by_meaning_alone=False, varied=False))

@@ -142,6 +142,7 @@ class Closeness:
     tokens: np.ndarray  # int64
     similarity: np.ndarray  # float32, -inf for the excluded
     standing: np.ndarray  # float32, (similarity - mean) / deviation over the episodes not excluded
+    heads: np.ndarray  # float32, one row per id: the whole exchange's vector
 
     @classmethod
     def of(cls, known: SessionVectors, vector: np.ndarray, exclude_ids: Iterable[int]) -> Closeness:
@@ -155,7 +156,7 @@ class Closeness:
             # One episode, or all alike: none stands out.
             if deviation > 1e-6:
                 standing = (similarity - float(compared.mean())) / deviation
-        return cls(known.ids, known.tokens, similarity, standing)
+        return cls(known.ids, known.tokens, similarity, standing, known.heads)
 
     def nearest(self, limit: int) -> list[Neighbour]:
         """At most ``limit`` episodes, closest first; never an excluded one."""
@@ -175,6 +176,16 @@ class Closeness:
             if i < len(self.ids) and self.ids[i] == pk and np.isfinite(self.similarity[i]):
                 found[pk] = float(self.standing[i])
         return found
+
+    def vectors_of(self, episode_ids: Iterable[int]) -> np.ndarray:
+        """The whole exchange's vector of each of these episodes, as rows in
+        their order; a zero row for one not compared."""
+        wanted = np.fromiter(episode_ids, dtype=np.int64)
+        rows = np.zeros((len(wanted), self.heads.shape[1]), dtype=np.float32)
+        at = np.minimum(np.searchsorted(self.ids, wanted), max(len(self.ids) - 1, 0))
+        found = (self.ids[at] == wanted) if len(self.ids) else np.zeros(len(wanted), dtype=bool)
+        rows[found] = self.heads[at[found]]
+        return rows
 
     def _neighbour(self, i: int) -> Neighbour:
         return Neighbour(
