@@ -20,7 +20,9 @@ and the answer words found are averaged. Rankings:
   times 0.6, 0.8 or 1.0;
 - score sum, common words out: weight 0.8, closeness to the question less
   the words a tenth of the exchanges (at least 10) hold, stop words kept, as
-  Nexus compares meaning now (sessions_app.search.Ranking.without_common_words).
+  Nexus compares meaning now (sessions_app.search.Ranking.without_common_words);
+- varied: that score sum, the exchanges chosen one at a time so that they do
+  not repeat each other (sessions_app.semantic.variety), as Nexus chooses.
 
 Two kinds of question: as the sets ask them (in other words than the fact
 was told), and with ``--literal`` each also naming the rarest word of the
@@ -69,6 +71,7 @@ from bench.memory_recall import (  # noqa: E402
 )
 from sessions_app.semantic.encoder import encoder  # noqa: E402
 from sessions_app.semantic.passages import episode_texts  # noqa: E402
+from sessions_app.semantic.variety import varied  # noqa: E402
 from sessions_app.tokens import count_tokens  # noqa: E402
 
 K = 60
@@ -77,6 +80,8 @@ SCORE_WORDS_WEIGHTS = (0.6, 0.8, 1.0)
 NEXUS_WORDS_WEIGHT = 0.8
 # A word is common when this share of the exchanges, and at least this many, hold it.
 COMMON_SHARE, COMMON_EPISODES = 0.1, 10
+# Exchanges chosen one by one for the varied row: more than the largest budget holds.
+VARIED_DEPTH = 80
 
 
 def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> list[int]:
@@ -92,6 +97,16 @@ def summed(meaning: np.ndarray, bm25: np.ndarray, words_weight: float) -> list[i
     """sessions_app.retrieval.fuse over every exchange: standing plus weighted BM25."""
     standing = (meaning - meaning.mean()) / (meaning.std() or 1.0)
     return [int(i) for i in np.argsort(-(standing + words_weight * bm25), kind="stable")]
+
+
+def chosen_varied(meaning: np.ndarray, bm25: np.ndarray, whole: np.ndarray, depth: int) -> list[int]:
+    """``summed`` at weight 0.8, its first ``depth`` chosen as sessions_app.retrieval
+    chooses them (``varied``), the rest after them in order."""
+    scores = (meaning - meaning.mean()) / (meaning.std() or 1.0) + NEXUS_WORDS_WEIGHT * bm25
+    order = np.argsort(-scores, kind="stable")
+    first = [int(order[i]) for i in varied(scores[order], whole[order], depth)]
+    taken = set(first)
+    return first + [int(i) for i in order if int(i) not in taken]
 
 
 def closeness(
@@ -161,6 +176,7 @@ def main() -> None:
                 rankings[f"score sum, words {weight:g}"] = summed(meaning, word_scores, weight)
             _, uncommon = closeness(without_common_words(question.text, bm25), vectors, owners, whole)
             rankings["score sum, common out"] = summed(uncommon, word_scores, NEXUS_WORDS_WEIGHT)
+            rankings["... common out, varied"] = chosen_varied(uncommon, word_scores, whole, VARIED_DEPTH)
             for name, ranking in rankings.items():
                 for budget in BUDGETS:
                     chosen = fit(question.text, ranking, tokens, budget)

@@ -61,6 +61,11 @@ seeds: neither held up on every set. So was taking out only the common
 words written with a capital, the names: lower on five of the six rows,
 the same on the sixth. Common topic words go too ("kitchen" in a chat that
 keeps coming back to the renovation), and the question keeps them for BM25.)
+
+The context then chooses its exchanges so that they do not repeat each other
+(``semantic.variety``, whose docstring has the figures): each choice lowers
+the scores of the exchanges like it. The search endpoint lists its hits in
+the plain order.
 """
 
 from __future__ import annotations
@@ -73,9 +78,9 @@ import numpy as np
 from django.conf import settings
 
 from sessions_app import semantic
-from sessions_app.semantic import variety
 from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery, Hit, Ranking, rank_question
+from sessions_app.semantic import variety
 
 __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_text"]
 
@@ -186,7 +191,7 @@ def fuse(
             scores[neighbour.episode_id] = neighbour.standing
             hits[neighbour.episode_id] = Hit(neighbour.episode_id, 0.0, frozenset(), neighbour.token_count)
     order = sorted(scores, key=lambda pk: (-scores[pk], -pk))
-    if varied:
+    if varied and len(closeness.ids):  # with no vectors read, nothing is like anything
         chosen = variety.varied(np.array([scores[pk] for pk in order]), closeness.vectors_of(order), limit)
         order = [order[i] for i in chosen]
     return [replace(hits[pk], score=scores[pk]) for pk in order[:limit]]

@@ -108,7 +108,9 @@ def test_the_same_request_made_again_and_again_is_quoted_once_among_other_exchan
     }
     items = [dict(repeat) for _ in range(6)]
     items += [{"user_input": text, "response": "Here is a simple way to do it."} for text in COOKING]
-    items += [{"user_input": f"Remind me to renew permit number {n}.", "response": "Done."} for n in range(10)]
+    items += [
+        {"user_input": f"Remind me to renew permit number {n}.", "response": "Done."} for n in range(10)
+    ]
     episodes = episodes_bulk_create(session=session, items=items)
     embed_pending(session.pk)
     session.refresh_from_db()
