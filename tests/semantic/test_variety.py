@@ -122,3 +122,30 @@ def test_the_same_request_made_again_and_again_is_quoted_once_among_other_exchan
     chosen = [hit.episode_id for hit in pending.hits()]
     assert chosen[0] in repeats
     assert set(chosen[1:3]) <= {episode.pk for episode in episodes[6:10]}
+
+
+def chosen_the_long_way(scores: np.ndarray, vectors: np.ndarray, limit: int) -> list[int]:
+    """Every candidate's penalty brought up to date after every choice."""
+    penalty = np.zeros(len(scores))
+    left = np.ones(len(scores), dtype=bool)
+    chosen = []
+    for _ in range(min(limit, len(scores))):
+        best = int(np.argmax(np.where(left, scores - penalty, -np.inf)))
+        chosen.append(best)
+        left[best] = False
+        repeats = (vectors @ vectors[best] - REDUNDANT_FROM) / (1 - REDUNDANT_FROM)
+        penalty = np.maximum(penalty, REDUNDANCY_WEIGHT * repeats)
+    return chosen
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_heap_chooses_as_updating_every_candidate_after_every_choice_would(seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(120, 16)).astype(np.float32)
+    vectors[1::2] = vectors[::2] + 0.3 * vectors[1::2]  # many near repeats
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[::17] = 0.0  # some not encoded yet
+    scores = np.sort(rng.normal(size=120) * 2)[::-1]
+    chosen = varied(scores, vectors, 50)
+    assert chosen == chosen_the_long_way(scores, vectors, 50)
+    assert chosen != list(range(50))  # the repeats did change the order
