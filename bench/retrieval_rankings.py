@@ -93,16 +93,19 @@ def fused(by_meaning: list[int], by_words: list[int], words_weight: float) -> li
     return sorted(scores, key=lambda i: (-scores[i], -i))
 
 
+def fused_scores(meaning: np.ndarray, bm25: np.ndarray, words_weight: float) -> np.ndarray:
+    """sessions_app.retrieval.fuse's scores over every exchange: standing plus weighted BM25."""
+    return (meaning - meaning.mean()) / (meaning.std() or 1.0) + words_weight * bm25
+
+
 def summed(meaning: np.ndarray, bm25: np.ndarray, words_weight: float) -> list[int]:
-    """sessions_app.retrieval.fuse over every exchange: standing plus weighted BM25."""
-    standing = (meaning - meaning.mean()) / (meaning.std() or 1.0)
-    return [int(i) for i in np.argsort(-(standing + words_weight * bm25), kind="stable")]
+    return [int(i) for i in np.argsort(-fused_scores(meaning, bm25, words_weight), kind="stable")]
 
 
 def chosen_varied(meaning: np.ndarray, bm25: np.ndarray, whole: np.ndarray, depth: int) -> list[int]:
     """``summed`` at weight 0.8, its first ``depth`` chosen as sessions_app.retrieval
     chooses them (``varied``), the rest after them in order."""
-    scores = (meaning - meaning.mean()) / (meaning.std() or 1.0) + NEXUS_WORDS_WEIGHT * bm25
+    scores = fused_scores(meaning, bm25, NEXUS_WORDS_WEIGHT)
     order = np.argsort(-scores, kind="stable")
     first = [int(order[i]) for i in varied(scores[order], whole[order], depth)]
     taken = set(first)

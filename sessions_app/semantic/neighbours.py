@@ -169,23 +169,28 @@ class Closeness:
 
     def standing_of(self, episode_ids: Iterable[int]) -> dict[int, float]:
         """The standing of each of these episodes that was compared (and not excluded)."""
-        wanted = np.fromiter(episode_ids, dtype=np.int64)
-        at = np.searchsorted(self.ids, wanted)
-        found = {}
-        for pk, i in zip(wanted.tolist(), at.tolist(), strict=True):
-            if i < len(self.ids) and self.ids[i] == pk and np.isfinite(self.similarity[i]):
-                found[pk] = float(self.standing[i])
-        return found
+        wanted, at, found = self._positions(episode_ids)
+        return {
+            pk: float(self.standing[i])
+            for pk, i, known in zip(wanted.tolist(), at.tolist(), found.tolist(), strict=True)
+            if known and np.isfinite(self.similarity[i])
+        }
 
     def vectors_of(self, episode_ids: Iterable[int]) -> np.ndarray:
         """The whole exchange's vector of each of these episodes, as rows in
         their order; a zero row for one not compared."""
-        wanted = np.fromiter(episode_ids, dtype=np.int64)
+        wanted, at, found = self._positions(episode_ids)
         rows = np.zeros((len(wanted), self.heads.shape[1]), dtype=np.float32)
-        at = np.minimum(np.searchsorted(self.ids, wanted), max(len(self.ids) - 1, 0))
-        found = (self.ids[at] == wanted) if len(self.ids) else np.zeros(len(wanted), dtype=bool)
         rows[found] = self.heads[at[found]]
         return rows
+
+    def _positions(self, episode_ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ids asked for, where each is in ``ids`` (clamped), and whether it is there."""
+        wanted = np.fromiter(episode_ids, dtype=np.int64)
+        if not len(self.ids):
+            return wanted, np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        return wanted, at, self.ids[at] == wanted
 
     def _neighbour(self, i: int) -> Neighbour:
         return Neighbour(
