@@ -394,6 +394,10 @@ def test_signed_out_while_chatting(open_page, live_server):
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server.url}/sessions/{session.uuid}/")
+    expect(page.locator("#empty-chat")).to_be_visible()
+    # The page asks for the summary status once loaded: let that request end
+    # before the test database is flushed (SQLite's tables lock while it reads).
+    page.wait_for_load_state("networkidle")
 
 
 def test_list_page_create_rename_delete(open_page, live_server):
