@@ -1,14 +1,14 @@
-"""Work a request asks for, run once its response has been sent.
+"""Cheap work a request asks for, run once its response has been sent.
 
-The embedded default has no broker: Celery runs a task in the process that
-sends it. Sent from inside a request, a summarization run would then make
-its model calls before the response goes out (a bulk write of 500 episodes,
-dozens of calls). ``after_response`` keeps such work for the end of the
-request: Django's ``request_started`` opens the list, and its
+A write's summarization check (one query, and a publish when it fires) need
+not delay the write's answer. ``after_response`` keeps such work for the end
+of the request: Django's ``request_started`` opens the list, and its
 ``request_finished`` (sent when the server closes the response, after its
-last byte) runs it, in the same thread. Signals rather than a middleware:
-the list costs the view no stack frames. Outside a request the caller runs
-the work at once.
+last byte) runs it, in the same thread. Background work proper (a
+summarization pass, encoding) never runs here: it goes to the broker or to
+the embedded worker (``nexus.embedded_worker``). Signals rather than a
+middleware: the list costs the view no stack frames. Outside a request the
+caller runs the work at once.
 """
 
 from __future__ import annotations

@@ -4,3 +4,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nexus.settings")
 application = get_asgi_application()
+
+from nexus.celery import start_embedded_worker  # noqa: E402 - needs Django set up
+
+start_embedded_worker()

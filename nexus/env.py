@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
+import dotenv
 from django.core.exceptions import ImproperlyConfigured
 
 T = TypeVar("T")
@@ -121,3 +123,29 @@ def env_identifier(name: str, default: str) -> str:
             f"Environment variable {name}={value!r} must be a name such as english or pg_catalog.simple."
         )
     return value
+
+
+def load_env_file(default: Path) -> Path | None:
+    """Read ``NEXUS_ENV_FILE`` (``default`` when unset, none when empty) into
+    the environment; variables already set win. The embedded default keeps
+    its settings there (``bin/run`` writes it), so every ``manage.py``
+    command sees what the server sees. Returns the file read, if any."""
+    raw = os.environ.get("NEXUS_ENV_FILE")
+    path = default if raw is None else Path(raw) if raw.strip() else None
+    if path is None or not path.is_file():
+        if raw and raw.strip():
+            raise ImproperlyConfigured(f"Environment variable NEXUS_ENV_FILE={raw!r} names no file.")
+        return None
+    dotenv.load_dotenv(path, override=False)
+    return path
+
+
+def file_secret(path: str) -> str:
+    """A secret kept in a file of its own (``bin/run`` and ``bin/stack`` write
+    ``var/secret_key``); "" when ``path`` is empty or the file missing or empty."""
+    if not path.strip():
+        return ""
+    try:
+        return Path(path).read_text().strip()
+    except FileNotFoundError:
+        return ""

@@ -10,6 +10,8 @@ from nexus.database_settings import database_settings
 from nexus.env import (
     env_bool,
     env_choice,
+    file_secret,
+    load_env_file,
     env_float,
     env_identifier,
     env_int,
@@ -25,12 +27,16 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 # --- Core -------------------------------------------------------------------
 
+# The embedded default's settings file (bin/run writes it); the environment wins.
+ENV_FILE = load_env_file(BASE_DIR / ".env")
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# A secret key only has a default while debugging; production must set one.
+# The secret key: from the environment, else the file bin/run and bin/stack
+# generate once; only debugging may go without one.
 SECRET_KEY = (
-    env_str("DJANGO_SECRET_KEY") or "insecure-debug-only-key"
-    if DEBUG
-    else env_required("DJANGO_SECRET_KEY")
+    env_str("DJANGO_SECRET_KEY").strip()
+    or file_secret(env_str("NEXUS_SECRET_KEY_FILE", str(BASE_DIR / "var" / "secret_key")))
+    or ("insecure-debug-only-key" if DEBUG else env_required("DJANGO_SECRET_KEY"))
 )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])

@@ -31,7 +31,7 @@ from typing import Any
 from asgiref.local import Local
 from django.db import transaction
 
-from nexus.after_response import after_response
+from nexus.dispatch import after_the_response
 from sessions_app.models import ChatSession
 from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
@@ -61,11 +61,12 @@ class _AfterCommitRun:
     def __call__(self) -> None:
         self.ran = True
         # A write's check waits until its response has been sent (a 201, a chat
-        # reply's [DONE]): the answer does not wait for the gate's query, and a
-        # trigger lost to a process dying in between is the sweep's to find.
-        # An explicit request (force) is queued before its 202 answers, so a
-        # status read right after it finds the session queued.
-        if self.force or not after_response(self.run_now):
+        # reply's [DONE]), or goes to the embedded worker: the answer does not
+        # wait for the gate's query, and a trigger lost to a process dying in
+        # between is the sweep's to find. An explicit request (force) is
+        # queued before its 202 answers, so a status read right after it
+        # finds the session queued.
+        if self.force or not after_the_response(self.run_now):
             self.run_now()
 
     def run_now(self) -> None:

@@ -8,6 +8,10 @@ and worker start them explicitly.
 import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
+# A developer's .env (written by bin/run) and generated secret never reach the tests,
+# nor the processes they start.
+os.environ["NEXUS_ENV_FILE"] = ""
+os.environ["NEXUS_SECRET_KEY_FILE"] = ""
 
 from nexus.settings import *  # noqa: E402,F403
 

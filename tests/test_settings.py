@@ -164,3 +164,52 @@ def test_bad_pool_settings_name_the_variable(env, named):
     result = database_for(DATABASE_URL=POSTGRES_URL, **env)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and named in result.stderr
+
+
+# --- the settings file and the secret key file that bin/run writes ------------------
+
+
+def show_settings(code: str, **env_overrides: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "NEXUS_", "DATABASE_"))}
+    env.update(DJANGO_SETTINGS_MODULE="nexus.settings", **env_overrides)
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings; {code}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_the_env_file_is_read_and_the_environment_wins(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("DJANGO_DEBUG=1\nSUMMARY_MIN_EPISODES=7\nCONTEXT_RECENT_EPISODES=3\n")
+    shown = show_settings(
+        "print(settings.DEBUG, settings.SUMMARY_MIN_EPISODES, settings.CONTEXT_RECENT_EPISODES)",
+        NEXUS_ENV_FILE=str(env_file),
+        NEXUS_SECRET_KEY_FILE="",
+        CONTEXT_RECENT_EPISODES="5",
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["True", "7", "5"]
+
+
+def test_a_missing_env_file_named_by_the_variable_stops_start_up(tmp_path):
+    shown = show_settings("print(1)", NEXUS_ENV_FILE=str(tmp_path / "nowhere.env"), DJANGO_DEBUG="1")
+    assert shown.returncode != 0
+    assert "NEXUS_ENV_FILE" in shown.stderr and "Traceback" in shown.stderr
+
+
+def test_the_generated_secret_key_file_serves_production(tmp_path):
+    secret = tmp_path / "secret_key"
+    secret.write_text("k" * 60 + "\n")
+    shown = show_settings(
+        "print(settings.SECRET_KEY)", NEXUS_ENV_FILE="", NEXUS_SECRET_KEY_FILE=str(secret), DJANGO_DEBUG="0"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "k" * 60
+    # No variable and no file: production refuses to start, naming the variable.
+    refused = show_settings(
+        "print(settings.SECRET_KEY)", NEXUS_ENV_FILE="", NEXUS_SECRET_KEY_FILE=str(tmp_path / "none"), DJANGO_DEBUG="0"
+    )
+    assert refused.returncode != 0 and "DJANGO_SECRET_KEY must be set" in refused.stderr
