@@ -27,6 +27,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from nexus import embedded_worker
+
 # Seconds for the broker's socket operations and for waiting on any one check.
 BROKER_TIMEOUT = 1.0
 HEALTH_TIMEOUT = 5.0
@@ -60,7 +62,8 @@ def broker_url() -> str:
 def check_broker() -> dict[str, Any]:
     url = broker_url()
     if not url:
-        return {"mode": "in-process"}
+        # The web process's embedded worker (a management command runs none).
+        return {"mode": "in-process", "worker": "running" if embedded_worker.worker.running else "not started"}
     if url.startswith(("redis://", "rediss://")):
         import redis
         from redis.backoff import NoBackoff

@@ -277,7 +277,8 @@ if CELERY_BROKER_URL and not CELERY_BROKER_URL.startswith(("redis://", "rediss:/
     raise ImproperlyConfigured(
         f"Environment variable CELERY_BROKER_URL={CELERY_BROKER_URL!r} must be a redis://, rediss:// or amqp:// URL."
     )
-# Without a broker, tasks run in-process; delay_on_commit keeps them after commit.
+# Without a broker, tasks run in-process: on the embedded worker of a web
+# process (nexus.embedded_worker), else where they are sent.
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None

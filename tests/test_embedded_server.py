@@ -59,6 +59,9 @@ def server(request, tmp_path) -> Iterator[str]:
             message="the server to answer",
             retry_on=(httpx.HTTPError,),
         )
+        health = httpx.get(f"{base}/healthz", timeout=5).json()
+        assert health["checks"]["broker"]["mode"] == "in-process"
+        assert health["checks"]["broker"]["worker"] == "running"
         yield base
     finally:
         stop_process(process, group=True)

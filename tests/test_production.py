@@ -236,6 +236,8 @@ def test_healthz_answers_200_with_a_report(client, settings):
     assert set(body["checks"]) == {"database", "broker", "inference"}
     assert all(check["ok"] for check in body["checks"].values())
     assert body["checks"]["broker"]["mode"] == "in-process"
+    # The test process serves no web entry point, so it started no worker.
+    assert body["checks"]["broker"]["worker"] == "not started"
     assert response["Cache-Control"].startswith("max-age=0")
     assert client.head("/healthz").status_code == 200  # load balancers often probe with HEAD
     assert client.post("/healthz").status_code == 405
