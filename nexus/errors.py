@@ -23,3 +23,14 @@ class LimitReached(Exception):
         super().__init__(message)
         self.message = message
         self.retry_after = max(1, int(retry_after))
+
+
+class Conflict(Exception):
+    """The request would discard something the caller has not agreed to lose
+    (a 409 to them). Sent again with ``field`` set, it goes through; the
+    answer names ``field``, as a 400 names a bad one."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field

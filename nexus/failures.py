@@ -19,6 +19,12 @@ and the OpenAI views for exceptions inside an API view, ``FailureMiddleware``
 for exceptions any other view raises (in DEBUG too), and ``server_error``
 (the project's ``handler500``) for exceptions raised outside views, in
 middleware.
+
+An address no API view answers is a 404 in the same shapes, in every mode:
+``unknown_api_address`` is the last route under ``/api/`` and ``/v1/``
+(Django's ``handler404`` is not used while debugging; its HTML debug page
+would be). A wrong method on a known address is the views' own 405, JSON
+as well (DRF's, and OpenAI's shape from the ``/v1/`` views).
 """
 
 from __future__ import annotations
@@ -29,9 +35,12 @@ from typing import Any
 
 from django.core import signals
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.template import loader
+from django.urls import Resolver404, resolve
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 
 from nexus.web import CONTENT_SECURITY_POLICY
 
@@ -128,16 +137,49 @@ class FailureMiddleware:
         return response
 
 
-def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """``handler404``: an address no API has answers in that API's shape."""
+def api_not_found(request: HttpRequest, message: str) -> HttpResponse | None:
+    """A 404 saying ``message`` in the shape of the API ``request`` is
+    under; ``None`` for a web page."""
     kind = api_kind(request)
     if kind == "openai":
-        message = f"Unknown address {request.path!r}."
-        body = openai_error_body(message, code="not_found", type="invalid_request_error")
+        body = openai_error_body(message, code="unknown_url", type="invalid_request_error")
         return JsonResponse(body, status=404)
     if kind == "api":
-        return JsonResponse({"detail": "Not found."}, status=404)
-    return defaults.page_not_found(request, exception)
+        return JsonResponse({"detail": message}, status=404)
+    return None
+
+
+@csrf_exempt  # a POST to an unknown address is a 404, not the CSRF failure page
+def unknown_api_address(request: HttpRequest) -> HttpResponse:
+    """The last route under ``/api/`` and ``/v1/``: no view has this address.
+
+    The route makes the address known to Django, so ``APPEND_SLASH`` no
+    longer redirects it; a read of an address that exists with a slash is
+    redirected here instead, as Django would, and any other method is told
+    the address (a redirect would drop its body).
+    """
+    path = request.path_info
+    where = f"{request.method} {path}"
+    message = f"Invalid URL ({where})."
+    if not path.endswith("/") and _is_api_view(f"{path}/", request):
+        if settings.APPEND_SLASH and request.method in ("GET", "HEAD"):
+            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+        message = f"Invalid URL ({where}): the address ends with a slash, {path}/."
+    return api_not_found(request, message) or defaults.page_not_found(request, Resolver404(path))
+
+
+def _is_api_view(path: str, request: HttpRequest) -> bool:
+    try:
+        match = resolve(path, getattr(request, "urlconf", None))
+    except Resolver404:
+        return False
+    return match.func is not unknown_api_address
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404`` (not used while debugging): a ``Http404`` raised by a
+    view that is not DRF's, under an API, answers in its shape."""
+    return api_not_found(request, "Not found.") or defaults.page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest, template_name: str = defaults.ERROR_500_TEMPLATE_NAME) -> HttpResponse:

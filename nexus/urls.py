@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from nexus.admin_usage import usage_admin_view
+from nexus.failures import unknown_api_address
 from nexus.health import healthz
 from nexus.login_limit import limited_login
 from nexus.web import with_csp
@@ -31,6 +32,8 @@ urlpatterns = [
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
     path("v1/", include("summaries.openai_api.urls")),
+    # After every API route: any other address under them is a JSON 404, in DEBUG too.
+    re_path(r"^(?:api|v1)/", unknown_api_address, name="unknown-api-address"),
     path("", include("sessions_app.urls")),
     path("", include("summaries.page_urls")),
 ]

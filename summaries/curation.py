@@ -1,4 +1,5 @@
-"""Staff and API edits of summary rows, each kept as a revision.
+"""Staff and API edits of summary rows, each kept as a revision, and the
+check that keeps a curated text from being replaced unasked.
 
 Every change to a row first stores the row's previous state as a
 ``SummaryRevision``, so any change can be traced and undone.
@@ -8,12 +9,34 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from nexus.errors import Conflict
 from sessions_app.models import ChatSession
 from sessions_app.tokens import count_tokens
 from summaries.coverage import refresh_coverage
 from summaries.models import Summary, SummaryRevision
 
 Source = SummaryRevision.Source
+
+#: The name under which a request agrees to replace a curated text.
+REPLACE_CURATED = "replace_curated"
+
+
+class CurationNotConfirmed(Conflict):
+    """A regeneration of a curated row that did not say it replaces the curation."""
+
+    def __init__(self, summary: Summary) -> None:
+        super().__init__(
+            f"Summary {summary.pk} was curated: regenerating it replaces the curated text (kept as a "
+            f"revision). Send {REPLACE_CURATED}: true to do so.",
+            field=REPLACE_CURATED,
+        )
+
+
+def check_replace_curated(*, summary: Summary, replace_curated: bool) -> None:
+    """``CurationNotConfirmed`` when regenerating ``summary`` would replace a
+    curated text and the request did not say so."""
+    if summary.curated and not replace_curated:
+        raise CurationNotConfirmed(summary)
 
 
 def _person(actor):
@@ -48,7 +71,12 @@ def summary_curate(*, summary: Summary, content: str, actor=None, source: str = 
         locked.token_count = count_tokens(content)
         locked.curated = True
         locked.curated_by = _person(actor)
-        locked.save(update_fields=["content", "token_count", "curated", "curated_by", "updated_at"])
+        locked.replaced_curation = False
+        locked.save(
+            update_fields=[
+                "content", "token_count", "curated", "curated_by", "replaced_curation", "updated_at"
+            ]
+        )
     return locked
 
 
@@ -84,5 +112,6 @@ def summary_restore(*, revision: SummaryRevision, actor=None) -> Summary:
         # passes, and record whose, as an edit does.
         summary.curated = True
         summary.curated_by = _person(actor)
+        summary.replaced_curation = False
         summary.save()
     return summary

@@ -63,6 +63,10 @@ class Summary(models.Model):
     curated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The text was written by a regeneration that replaced a curated one,
+    # asked for as such (the curated text is kept as a revision); cleared
+    # when a person's text is back (an edit, a restore).
+    replaced_curation = models.BooleanField(default=False)
 
     objects = SummaryQuerySet.as_manager()
 

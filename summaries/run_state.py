@@ -227,18 +227,26 @@ def mark_failed(session_pk: int, owner: str, error: str) -> None:
 # model. ``cache.add`` is atomic (set only if absent) in every backend the
 # project uses. The mark expires on its own, so a task lost with its broker
 # does not block the row for longer than that.
+#
+# A regeneration that replaces a curated text has a mark of its own: one
+# queued without that confirmation leaves a row curated meanwhile as it is,
+# so a confirmed request is never folded into it. A plain request is folded
+# into either.
 
 
-def _regeneration_key(summary_pk: int) -> str:
-    return f"nexus:regenerate:{summary_pk}"
+def _regeneration_key(summary_pk: int, replace_curated: bool) -> str:
+    return f"nexus:regenerate:{summary_pk}{':replace-curated' if replace_curated else ''}"
 
 
-def mark_regeneration(summary_pk: int) -> bool:
-    """Mark the row's regeneration queued; False when one already is (or runs)."""
+def mark_regeneration(summary_pk: int, *, replace_curated: bool = False) -> bool:
+    """Mark the row's regeneration queued; False when one that does as much
+    already is (or runs)."""
+    if not replace_curated and cache.get(_regeneration_key(summary_pk, True)) is not None:
+        return False
     timeout = max(settings.SUMMARY_LEASE_SECONDS, settings.SUMMARY_QUEUED_STALE_SECONDS)
-    return cache.add(_regeneration_key(summary_pk), 1, timeout=timeout)
+    return cache.add(_regeneration_key(summary_pk, replace_curated), 1, timeout=timeout)
 
 
-def end_regeneration(summary_pk: int) -> None:
+def end_regeneration(summary_pk: int, *, replace_curated: bool = False) -> None:
     """The row's regeneration ended (done, failed for good, or never sent)."""
-    cache.delete(_regeneration_key(summary_pk))
+    cache.delete(_regeneration_key(summary_pk, replace_curated))

@@ -108,11 +108,12 @@ def _revise(
 ) -> None:
     """Step 3: keep ``row``'s state as a revision (when it exists), then
     write the model's text, its range and cost (``uncurate``: the row is no
-    longer a person's text), and save. Call holding the row's lock (or with
-    a new, unsaved row)."""
+    longer a person's text, and says whether it was one until now), and save.
+    Call holding the row's lock (or with a new, unsaved row)."""
     if row.pk is not None:
         record_revision(summary=row, source=source, actor=actor)
     if uncurate:
+        row.replaced_curation = row.curated
         row.curated = False
         row.curated_by = None
     content = result.text.strip()
@@ -183,11 +184,12 @@ def summary_store_regenerated(
     actor_pk: int | None,
 ) -> tuple[StoreOutcome, Summary | None]:
     """Replace a row's text by a regenerated one, keeping its range; the row
-    is no longer curated and its old state is kept as a ``regenerate``
-    revision.
+    is no longer curated (``replaced_curation`` when it was) and its old
+    state is kept as a ``regenerate`` revision.
 
-    Stored only if the row is unchanged since it was read (a curated row may
-    be regenerated on request: the snapshot carries its curated flag).
+    Stored only if the row is unchanged since it was read (the snapshot
+    carries its curated flag: the runner decided on it, see
+    ``regenerate_row``).
     """
     with transaction.atomic():
         locked = _lock_unchanged(session_pk=session_pk, owner=owner, read=[target])
@@ -229,6 +231,8 @@ def chain_store_rebuilt(
         reusable = [r for r in locked if not r.curated]
         rows = reusable + [Summary(session_id=session_pk) for _ in new_rows[len(reusable) :]]
         for row, new in zip(rows, new_rows):
+            # A row reused for a rebuilt range holds none of the text a curation was replaced by.
+            row.replaced_curation = False
             _revise(
                 row,
                 source=Source.REBUILD,

@@ -91,14 +91,20 @@ def summarize_session(
 
 
 @shared_task(bind=True, name="summaries.tasks.regenerate_summary", **_RETRYING)
-def regenerate_summary(self: Task, summary_pk: int, actor_pk: int | None = None) -> str | None:
-    """Re-summarize exactly one row's range. When the session is busy, try again
-    shortly; the row stays marked (requests for it coalesce) until the task ends."""
+def regenerate_summary(
+    self: Task, summary_pk: int, actor_pk: int | None = None, replace_curated: bool = False
+) -> str | None:
+    """Re-summarize exactly one row's range (a curated row only with
+    ``replace_curated``). When the session is busy, try again shortly; the
+    row stays marked (requests for it coalesce) until the task ends."""
     result = _eager_safe(
-        self, lambda: runner.regenerate_row(summary_pk=summary_pk, owner=_owner(self), actor_pk=actor_pk)
+        self,
+        lambda: runner.regenerate_row(
+            summary_pk=summary_pk, owner=_owner(self), actor_pk=actor_pk, replace_curated=replace_curated
+        ),
     )
     outcome = _finish(self, result, countdown=5, max_retries=60)
-    run_state.end_regeneration(summary_pk)
+    run_state.end_regeneration(summary_pk, replace_curated=replace_curated)
     return outcome
 
 

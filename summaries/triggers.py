@@ -35,6 +35,7 @@ from nexus.dispatch import after_the_response
 from sessions_app.models import ChatSession
 from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
+from summaries.curation import check_replace_curated
 from summaries.model_cap import check_model_call_allowed
 from summaries.models import Summary
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
@@ -190,26 +191,36 @@ def request_run_now(
     return send_task(summarize_session, session_pk=session_pk, kwargs=kwargs)
 
 
-def summary_regenerate(*, summary: Summary, actor: Any = None) -> None:
+def summary_regenerate(*, summary: Summary, actor: Any = None, replace_curated: bool = False) -> None:
     """Queue a fresh summary of exactly ``summary``'s range (after commit).
 
     The row keeps its range; its text is replaced by the model's (the row is
     no longer curated) and the previous state is kept as a revision with
     source ``regenerate``.
 
+    A curated row's text is a person's: ``CurationNotConfirmed`` (nothing
+    queued) unless ``replace_curated`` says to replace it; the row then says
+    it did (``replaced_curation``). The confirmation covers the curation the
+    requester saw: a row curated only after the request is left as it is
+    when the task comes to it.
+
     A request for a row whose regeneration is already queued or running is
     coalesced into it (``run_state.mark_regeneration``): one model call.
     ``ModelCallCapReached`` (nothing queued) while ``actor`` is at the cap.
     """
+    check_replace_curated(summary=summary, replace_curated=replace_curated)
     check_model_call_allowed(user=actor)
+    replace = summary.curated  # confirmed, or the check above raised
     session_pk, kwargs = summary.session_id, {"summary_pk": summary.pk, "actor_pk": _actor_pk(actor)}
+    if replace:
+        kwargs["replace_curated"] = True
 
     def send() -> None:
-        if not run_state.mark_regeneration(summary.pk):
+        if not run_state.mark_regeneration(summary.pk, replace_curated=replace):
             return
         run_state.mark_queued(session_pk)
         if not send_task(regenerate_summary, session_pk=session_pk, kwargs=kwargs):
-            run_state.end_regeneration(summary.pk)
+            run_state.end_regeneration(summary.pk, replace_curated=replace)
 
     transaction.on_commit(send, robust=True)
 

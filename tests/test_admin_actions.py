@@ -5,6 +5,8 @@ test checks what the queued work did."""
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
@@ -56,6 +58,35 @@ def run_action(client: Client, url: str, action: str, pks, capture) -> object:
     return response
 
 
+def curated_listed(page) -> list[int]:
+    """The curated rows a confirmation page lists (none: not a confirmation page)."""
+    return [row.pk for row in (page.context or {}).get("curated", [])]
+
+
+class _FormFields(HTMLParser):
+    """The named inputs of a page's forms, as a browser would submit them
+    (submit buttons included: the page has one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "input" and named.get("name"):
+            self.fields.setdefault(named["name"], []).append(named.get("value") or "")
+
+
+def confirm(client: Client, page, capture) -> object:
+    """Post the confirmation page's form as its Confirm button does."""
+    parser = _FormFields()
+    parser.feed(page.content.decode())
+    with capture(execute=True):
+        response = client.post(SUMMARIES_URL, parser.fields, follow=True)
+    assert response.status_code == 200
+    return response
+
+
 def messages_of(response) -> list[str]:
     return [str(m) for m in response.context["messages"]]
 
@@ -93,10 +124,13 @@ def test_regenerate_queues_exactly_the_selected_rows(
     summary_curate(summary=chain[2], content="A staff member wrote this.", actor=staff_user)
     ranges = [(s.first_episode_id, s.last_episode_id) for s in chain]
 
-    response = run_action(
+    # chain[2] is curated: the action asks first, then Confirm queues both.
+    page = run_action(
         staff_browser, SUMMARIES_URL, "regenerate_selected", [chain[0].pk, chain[2].pk],
         django_capture_on_commit_callbacks,
     )
+    assert curated_listed(page) == [chain[2].pk]
+    response = confirm(staff_browser, page, django_capture_on_commit_callbacks)
 
     assert "Queued 2 summary rows for regeneration." in messages_of(response)
     for row in chain + elsewhere:

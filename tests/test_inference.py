@@ -126,6 +126,22 @@ def test_openai_sends_the_api_key_as_bearer_token(served, settings):
     assert only_request(served)["headers"]["authorization"] == "Bearer sk-test-123"
 
 
+@pytest.mark.parametrize("written", ["", "/", "/v1", "/v1/"])
+def test_openai_base_url_with_or_without_v1_reaches_v1_chat_completions(served, settings, written):
+    # OpenAI-compatible servers document their base URL ending in /v1; the
+    # server's root works as well, and neither becomes /v1/v1/...
+    settings.INFERENCE_SERVICE_URL = served.url + written
+    client = get_client("openai")
+    assert client.complete(PROMPT).text == reply_text(PROMPT)
+    assert "".join(client.chat_stream(MESSAGES)) == reply_text(MESSAGES[-1]["content"])
+    client.health()
+    assert [(r["method"], r["path"]) for r in served.requests] == [
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/chat/completions"),
+        ("GET", "/v1/models"),
+    ]
+
+
 def test_nexus_complete_posts_user_temperature_and_max_tokens(served):
     completion = get_client("nexus").complete(PROMPT, model="util-1", temperature=0.2, max_tokens=500)
 

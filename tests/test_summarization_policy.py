@@ -422,17 +422,47 @@ def test_regenerate_resummarizes_exactly_the_rows_range(session, staff_user):
     row = Summary.objects.get()
     summary_curate(summary=row, content="Staff text.", actor=staff_user)
 
-    regenerate_row(summary_pk=row.pk, owner="regen", actor_pk=staff_user.pk, client=client)
+    regenerate_row(
+        summary_pk=row.pk, owner="regen", actor_pk=staff_user.pk, client=client, replace_curated=True
+    )
 
     row.refresh_from_db()
     context = context_of((e.user_input, e.response) for e in episodes)
     assert client.prompts[-1] == FRESH_SUMMARY_PROMPT.format(context=context)
     assert row.content == reply_text(client.prompts[-1]) and row.curated is False
+    assert row.replaced_curation is True
     assert (row.first_episode_id, row.last_episode_id) == (episodes[0].pk, episodes[-1].pk)
     revision = row.revisions.first()
     assert (
         revision.source == "regenerate" and revision.content == "Staff text." and revision.actor == staff_user
     )
+
+
+def test_a_row_curated_after_the_request_is_not_regenerated_without_the_confirmation(session, staff_user):
+    add_episodes(session, 10)
+    client = FakeClient()
+    run_session(session_pk=session.pk, owner=OWNER, client=client)
+    row = Summary.objects.get()
+    summary_curate(summary=row, content="Staff text.", actor=staff_user)
+    calls = len(client.prompts)
+
+    regenerate_row(summary_pk=row.pk, owner="regen", actor_pk=staff_user.pk, client=client)
+
+    row.refresh_from_db()
+    assert (row.content, row.curated, row.replaced_curation) == ("Staff text.", True, False)
+    assert len(client.prompts) == calls  # no model call either
+    assert not row.revisions.filter(source="regenerate").exists()
+
+
+def test_regenerating_an_uncurated_row_replaces_no_curation(session):
+    add_episodes(session, 10)
+    client = FakeClient()
+    run_session(session_pk=session.pk, owner=OWNER, client=client)
+    row = Summary.objects.get()
+    regenerate_row(summary_pk=row.pk, owner="regen", client=client, replace_curated=True)
+    row.refresh_from_db()
+    assert row.revisions.filter(source="regenerate").exists()
+    assert (row.curated, row.replaced_curation) == (False, False)
 
 
 def test_rebuild_keeps_curated_rows_and_refolds_the_rest_so_the_chain_tiles(session, staff_user):

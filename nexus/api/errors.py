@@ -5,7 +5,8 @@ DRF already answers its own exceptions and ``Http404``; this handler adds:
 - the domain's not-found errors (``nexus.errors.NotFound``, raised by
   services and selectors) as the same 404 DRF gives for ``Http404``;
 - a used-up limit (``nexus.errors.LimitReached``) as a 429 with ``Retry-After``;
-
+- a request that needs a confirmation (``nexus.errors.Conflict``) as a 409
+  ``{"detail", "field"}``, ``field`` naming what confirms it;
 - Django's ``ValidationError`` (raised by services and ``check_*``
   functions) as a 400 whose body names the fields, like a serializer error;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413;
@@ -26,7 +27,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from nexus.errors import LimitReached, NotFound
+from nexus.errors import Conflict, LimitReached, NotFound
 from nexus.failures import (
     DATABASE_UNAVAILABLE,
     RETRY_AFTER_SECONDS,
@@ -51,6 +52,15 @@ class LimitExceeded(exceptions.APIException):
         self.wait = wait  # DRF sends it as Retry-After
 
 
+class ConfirmationNeeded(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with what is stored."
+    default_code = "conflict"
+
+    def __init__(self, conflict: Conflict) -> None:
+        super().__init__({"detail": conflict.message, "field": conflict.field})
+
+
 class DatabaseUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = DATABASE_UNAVAILABLE
@@ -63,6 +73,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, LimitReached):
         exc = LimitExceeded(exc.message, wait=exc.retry_after)
+    elif isinstance(exc, Conflict):
+        exc = ConfirmationNeeded(exc)
     elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)

@@ -3,7 +3,8 @@
 The admin holds no summarization logic. An edit goes through
 ``summary_curate`` (the row becomes curated and its previous state is kept
 as a revision), a restore through ``summary_restore``, and the actions call
-the same queueing services as the API.
+the same queueing services as the API (a regeneration of curated rows after
+a confirmation page, ``summaries.admin.regenerate``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from django.utils.translation import ngettext
 from sessions_app.admin import episodes_url, preview, with_previews
 from sessions_app.admin_filters import SessionFilter
 from sessions_app.models import ChatSession, Episode
-from summaries import triggers
 from summaries.admin.forms import SummaryForm
-from summaries.admin.sessions import queue_all, queue_chain_rebuilds
+from summaries.admin.regenerate import regenerate_rows
+from summaries.admin.sessions import queue_chain_rebuilds
 from summaries.curation import summary_curate, summary_restore
 from summaries.models import Summary, SummaryRevision
 
@@ -39,7 +40,7 @@ class SummaryAdmin(admin.ModelAdmin):
     list_display = ("range_link", "session", "token_count", "curated", "model", "updated_at")
     list_display_links = ("range_link",)
     list_select_related = ("session",)
-    list_filter = ("curated", "model", SessionFilter)
+    list_filter = ("curated", "replaced_curation", "model", SessionFilter)
     search_fields = ("content", "session__title", "session__uuid")
     search_help_text = "Search summary text, session title or session uuid."
     ordering = ("-updated_at", "-pk")
@@ -52,7 +53,7 @@ class SummaryAdmin(admin.ModelAdmin):
                     "episode_range",
                     "content",
                     "token_count",
-                    ("curated", "curated_by"),
+                    ("curated", "curated_by", "replaced_curation"),
                 )
             },
         ),
@@ -69,6 +70,7 @@ class SummaryAdmin(admin.ModelAdmin):
         "token_count",
         "curated",
         "curated_by",
+        "replaced_curation",
         "model",
         "prompt_tokens",
         "completion_tokens",
@@ -226,26 +228,9 @@ class SummaryAdmin(admin.ModelAdmin):
     # --- actions ------------------------------------------------------------------
 
     @admin.action(description="Regenerate selected rows", permissions=["change"])
-    def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        rows = list(queryset.order_by("pk"))
-        if not queue_all(
-            self,
-            request,
-            rows,
-            lambda summary: triggers.summary_regenerate(summary=summary, actor=request.user),
-        ):
-            return
-        count = len(rows)
-        self.message_user(
-            request,
-            ngettext(
-                "Queued %d summary row for regeneration.",
-                "Queued %d summary rows for regeneration.",
-                count,
-            )
-            % count,
-            messages.SUCCESS,
-        )
+    def regenerate_selected(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        # Curated rows first go through a confirmation page (summaries.admin.regenerate).
+        return regenerate_rows(self, request, queryset)
 
     @admin.action(description="Rebuild the session's chain", permissions=["change"])
     def rebuild_session_chains(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -16,6 +16,11 @@ class SummarySerializer(serializers.ModelSerializer):
     episode_range = serializers.CharField(read_only=True, help_text='"first-last", e.g. "259-263".')
     curated_by_you = serializers.SerializerMethodField(help_text="The caller curated this row.")
     curated_by_staff = serializers.SerializerMethodField(help_text="Someone else curated this row.")
+    replaced_curation = serializers.BooleanField(
+        read_only=True,
+        help_text="A regeneration asked to replace this row's curated text did (the text is among its "
+        "revisions); false again once a person's text is back.",
+    )
 
     class Meta:
         model = Summary
@@ -30,6 +35,7 @@ class SummarySerializer(serializers.ModelSerializer):
             "curated",
             "curated_by_you",
             "curated_by_staff",
+            "replaced_curation",
             "model",
             "prompt_tokens",
             "completion_tokens",
@@ -63,6 +69,26 @@ class SummaryUpdateSerializer(serializers.Serializer):
     """Only the text of a row can be changed; the row then counts as curated."""
 
     content = LimitedTextField(limit_setting="SUMMARY_CONTENT_MAX_CHARS")
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """``true`` or ``false`` only: DRF's own also takes ``"yes"``, ``1``, ``"on"``..."""
+
+    def to_internal_value(self, data: object) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class SummaryRegenerateSerializer(serializers.Serializer):
+    """The optional body of a regeneration."""
+
+    replace_curated = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Regenerate a curated row too, replacing its text (kept as a revision); "
+        "without it a curated row answers 409.",
+    )
 
 
 class SummarizationStatusSerializer(serializers.Serializer):

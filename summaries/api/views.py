@@ -28,6 +28,7 @@ from sessions_app.selectors import session_for_user
 from summaries.api.serializers import (
     SummarizationStatusSerializer,
     SummaryCreateSerializer,
+    SummaryRegenerateSerializer,
     SummarySerializer,
     SummaryUpdateSerializer,
 )
@@ -156,12 +157,28 @@ class SummaryDetailView(APIView):
 class SummaryRegenerateView(APIView):
     @extend_schema(
         summary="Queue a new summary of exactly this row's range",
-        request=None,
-        responses={202: SummarizationStatusSerializer, 429: CAP_REACHED},
+        description=(
+            "A curated row is regenerated only when the body says `{\"replace_curated\": true}`; its "
+            "curated text is kept as a revision and the row then reads `replaced_curation: true`."
+        ),
+        request=SummaryRegenerateSerializer,
+        responses={
+            202: SummarizationStatusSerializer,
+            400: OpenApiResponse(description="Invalid input; names the fields."),
+            409: OpenApiResponse(
+                description="The row is curated and the body did not say `replace_curated: true` "
+                "(`{\"detail\", \"field\": \"replace_curated\"}`); nothing was queued."
+            ),
+            429: CAP_REACHED,
+        },
     )
     def post(self, request: Request, id: str) -> Response:
         summary = summary_for_user(request.user, id, change=True)
-        summary_regenerate(summary=summary, actor=request.user)
+        serializer = SummaryRegenerateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        summary_regenerate(
+            summary=summary, actor=request.user, replace_curated=serializer.validated_data["replace_curated"]
+        )
         return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)
 
 

@@ -2,6 +2,10 @@
 
 Works with vLLM, llama.cpp's server, LM Studio and OpenAI itself. A streamed
 reply is Server-Sent Events: ``data: {json}`` lines, ended by ``data: [DONE]``.
+
+``INFERENCE_SERVICE_URL`` may be the server's root (``http://host:8000``) or
+its base URL as these servers document it, ending in ``/v1``
+(``https://api.openai.com/v1``); both reach ``/v1/chat/completions``.
 """
 
 from __future__ import annotations
@@ -22,11 +26,18 @@ from summaries.inference.chat_http import ChatHttpClient
 
 SSE_DATA = "data:"
 SSE_DONE = "[DONE]"
+API_VERSION_PATH = "/v1"
 
 
 class OpenAIClient(ChatHttpClient):
     name = "openai"
-    chat_path = "/v1/chat/completions"
+    chat_path = "/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        """The API's base URL, ending in ``/v1`` whichever way it was written."""
+        root = super().base_url
+        return root if root.endswith(API_VERSION_PATH) else f"{root}{API_VERSION_PATH}"
 
     def headers(self) -> dict[str, str]:
         key = settings.INFERENCE_API_KEY
@@ -86,7 +97,7 @@ class OpenAIClient(ChatHttpClient):
         return reported_count(usage, "prompt_tokens"), reported_count(usage, "completion_tokens")
 
     def health(self) -> None:
-        self.get_ok("/v1/models")
+        self.get_ok("/models")
 
     def raise_reported_error(self, payload: dict[str, Any]) -> None:
         # Errors sent with a 200 (mid-stream, or by lenient servers) come as

@@ -196,11 +196,19 @@ def _rework_then_run(
 
 
 def regenerate_row(
-    *, summary_pk: int, owner: str, actor_pk: int | None = None, client: InferenceClient | None = None
+    *,
+    summary_pk: int,
+    owner: str,
+    actor_pk: int | None = None,
+    client: InferenceClient | None = None,
+    replace_curated: bool = False,
 ) -> RunResult:
     """Summarize exactly one row's range afresh, then continue as a normal run.
 
-    Lock contract as ``run_session``.
+    A curated row is replaced only with ``replace_curated``; without it (the
+    row was curated after the request) it is left as it is, no model call.
+    The store drops the result if the row changes meanwhile. Lock contract
+    as ``run_session``.
     """
     session_pk = Summary.objects.filter(pk=summary_pk).values_list("session_id", flat=True).first()
     if session_pk is None:
@@ -208,7 +216,7 @@ def regenerate_row(
 
     def store(work: _Rework) -> StoreOutcome | None:
         row = Summary.objects.filter(pk=summary_pk).first()
-        if row is None:
+        if row is None or (row.curated and not replace_curated):
             return None
         target = snapshot(row)
         rows = work.fold(target.first_episode_id - 1, target.last_episode_id, start_new_rows=False)

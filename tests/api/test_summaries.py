@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 SUMMARY_FIELDS = {
     "id", "session", "content", "token_count", "episode_range", "first_episode_id", "last_episode_id",
     "curated", "curated_by_you", "curated_by_staff", "model", "prompt_tokens", "completion_tokens",
-    "duration_ms", "created_at", "updated_at",
+    "duration_ms", "created_at", "updated_at", "replaced_curation",
 }  # fmt: skip
 STATUS_FIELDS = {"state", "last_error", "updated_at", "pending_episodes"}
 

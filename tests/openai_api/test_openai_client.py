@@ -211,3 +211,13 @@ def test_nexus_backend_has_no_chat(client, model, settings):
     with pytest.raises(openai.InternalServerError) as caught:
         ask(client, "Hi")
     assert caught.value.status_code == 503 and caught.value.body["code"] == "chat_backend_unavailable"
+
+
+def test_a_chat_model_server_named_by_its_v1_base_url_answers(client, model, settings):
+    # As OpenAI-compatible servers document it (".../v1"): not /v1/v1/..., not a 502.
+    settings.INFERENCE_BACKEND = "openai"
+    settings.INFERENCE_SERVICE_URL = f"{model.url}/v1"
+    completion = ask(client, "Where is the base URL?").parse()
+    assert completion.choices[0].message.content == reply_text("Where is the base URL?")
+    assert chat_requests(model, "Where is the base URL?")
+    assert {r["path"] for r in model.requests} == {"/v1/chat/completions"}
