@@ -106,7 +106,7 @@ def extractive_summary(
         summary = earlier.then(quoted)
     else:
         share = len(new.parts) / (len(new.parts) + earlier.exchanges)
-        quoted = new.choose(max(int(max_tokens * share), new.least()), known)
+        quoted = new.at_least(math.ceil(max_tokens * share), max_tokens, known)
         summary = _thinned(earlier, max_tokens, followed_by=quoted).then(quoted)
     text = summary.render()
     if text:
@@ -152,9 +152,18 @@ class _Pass:
         alone = Quoted(user=self.central(1, known).user)
         return alone if _fits(alone, cap) else Quoted()
 
-    def least(self) -> int:
-        """What the smallest choice of ``choose`` costs: one user sentence."""
-        return _tokens(Quoted(user=self.central(1, set()).user))
+    def at_least(self, share: int, cap: int, known: set[str]) -> Quoted:
+        """The fewest groups whose central sentences take ``share`` tokens or
+        more (all of them if none do), within ``cap``."""
+        chosen = Quoted()
+        for count in range(1, len(self.parts) + 1):
+            quoted = self.central(count, known)
+            if not _fits(quoted, cap):
+                break
+            chosen = quoted
+            if _tokens(quoted) >= share:
+                break
+        return chosen
 
     def central(self, count: int, known: set[str]) -> Quoted:
         """From each of ``count`` consecutive groups of parts, its most central

@@ -26,6 +26,7 @@ _LINE_MARK = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
 # Punctuation that would double up with the full stop a sentence is given.
 _TRAILING = re.compile(r"[\s,;:–—-]+$")
 _WORD = re.compile(r"\w+")
+_ENDINGS = ("ing", "ed", "es", "s")
 
 
 def sentences(text: str) -> list[str]:
@@ -63,5 +64,15 @@ def word_count(sentence: str) -> int:
 
 
 def closeness_terms(text: str) -> list[str]:
-    """The words two texts are compared by: lower-cased, without stop words."""
-    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
+    """The words two texts are compared by: lower-cased, without stop words,
+    without the commonest English endings ("cats" and "cat" are one word)."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
+
+
+def _stem(word: str) -> str:
+    """``moving``, ``moved``, ``moves`` and ``move`` all become ``mov``."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
