@@ -182,13 +182,16 @@ class _Pass:
         return quoted
 
     def most_central(self, pool: list[str], seen: set[str]) -> str | None:
-        """The sentence of ``pool`` nearest its centroid, of those not ``seen``."""
+        """The sentence of ``pool`` nearest its centroid, of those not ``seen``;
+        of equally near ones (two sentences always are), the one with the
+        most words that say something, then the earliest."""
         fresh = [s for s in pool if s.casefold() not in seen]
         if not fresh:
             return None
         centroid = self.vectors[[self.rows[s] for s in pool]].mean(axis=0)
-        scores = self.vectors[[self.rows[s] for s in fresh]] @ centroid
-        return fresh[int(np.argmax(scores))]  # ties: the earliest
+        scores = np.round(self.vectors[[self.rows[s] for s in fresh]] @ centroid, 4)
+        best = max(range(len(fresh)), key=lambda n: (scores[n], len(set(closeness_terms(fresh[n]))), -n))
+        return fresh[best]
 
 
 def _vectors(texts: list[str]) -> np.ndarray:
