@@ -300,6 +300,8 @@
   };
 
   Turn.prototype.complete = function (ep) {
+    // Read before the memory block below makes the page taller.
+    var follow = nearBottom();
     this.finished = true;
     if (this.typing.parentNode) this.typing.remove();
     this.item.classList.remove("is-pending");
@@ -315,7 +317,7 @@
       var memory = buildMemory(ep.metadata && ep.metadata.offline_memory);
       if (memory) this.item.appendChild(memory);
     }
-    if (nearBottom()) scrollToBottom();
+    if (follow || nearBottom()) scrollToBottom();
   };
 
   Turn.prototype.fail = function (message) {
