@@ -37,7 +37,7 @@ USER_LEAD = "The user wrote: "
 REPLY_LEAD = "The assistant wrote: "
 #: Sentences encoded per call at most (the encoder takes about 6 ms a short
 #: sentence on one core); a pass with more is compared by its words.
-ENCODED_SENTENCES = 48
+ENCODED_SENTENCES = 32
 #: Sentences quoted are this long: a shorter one ("Thanks!", "Sure.") says
 #: nothing of the conversation, and a longer one would be cut or take the
 #: whole cap (whole sentences only).
