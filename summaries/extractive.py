@@ -65,10 +65,6 @@ class Quoted:
     def then(self, later: Quoted) -> Quoted:
         return Quoted(self.other + later.other, self.user + later.user, self.replies + later.replies)
 
-    @property
-    def size(self) -> int:
-        return len(self.other) + len(self.user) + len(self.replies)
-
     def casefolded(self) -> set[str]:
         return {s.casefold() for s in [*self.other, *self.user, *self.replies]}
 
@@ -106,8 +102,10 @@ def extractive_summary(
         summary = earlier.then(quoted)
     else:
         share = len(new.parts) / (len(new.parts) + earlier.exchanges)
-        quoted = new.at_least(math.ceil(max_tokens * share), max_tokens, known)
-        summary = _thinned(earlier, max_tokens, followed_by=quoted).then(quoted)
+        # The first and last sentences of each side of the earlier part always stay.
+        room = max(max_tokens - _tokens(_thinned(earlier, 2)), max_tokens // 2)
+        quoted = new.at_least(math.ceil(max_tokens * share), room, known)
+        summary = _fitted(earlier, max_tokens, followed_by=quoted).then(quoted)
     text = summary.render()
     if text:
         return text
@@ -222,24 +220,26 @@ def _groups(parts: list[_Part], count: int) -> Iterable[list[_Part]]:
     return (parts[start:end] for start, end in pairwise(bounds) if end > start)
 
 
-def _thinned(quoted: Quoted, cap: int, *, followed_by: Quoted) -> Quoted:
+def _fitted(quoted: Quoted, cap: int, *, followed_by: Quoted) -> Quoted:
     """As many of ``quoted``'s sentences as fit ``cap`` with ``followed_by``
-    quoted after them, evenly spaced along each side (its first and last
-    kept first)."""
-    for keep in range(quoted.size, 0, -1):
-        fraction = keep / quoted.size
-        thinned = Quoted(
-            _evenly(quoted.other, fraction), _evenly(quoted.user, fraction), _evenly(quoted.replies, fraction)
-        )
+    quoted after them, evenly spaced along each side."""
+    for keep in range(max(len(quoted.other), len(quoted.user), len(quoted.replies)), 0, -1):
+        thinned = _thinned(quoted, keep)
         if _fits(thinned.then(followed_by), cap):
             return thinned
     return Quoted()
 
 
-def _evenly(items: list[str], fraction: float) -> list[str]:
-    keep = min(len(items), max(1, round(len(items) * fraction))) if items and fraction > 0 else 0
-    if keep <= 1:
-        return items[:keep]
+def _thinned(quoted: Quoted, keep: int) -> Quoted:
+    """At most ``keep`` sentences of each side, evenly spaced, its first and last among them."""
+    return Quoted(_evenly(quoted.other, keep), _evenly(quoted.user, keep), _evenly(quoted.replies, keep))
+
+
+def _evenly(items: list[str], keep: int) -> list[str]:
+    if len(items) <= keep:
+        return list(items)
+    if keep == 1:
+        return items[:1]
     return [items[round(n * (len(items) - 1) / (keep - 1))] for n in range(keep)]
 
 

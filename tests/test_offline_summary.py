@@ -171,6 +171,16 @@ def test_an_update_past_the_cap_keeps_the_earlier_part_and_adds_the_new():
     assert text.index("Xavier plays") < text.index("Imogen learned")  # in order
 
 
+def test_an_update_whose_new_exchanges_fill_the_cap_keeps_the_previous_summary_in_it():
+    previous = "Nadia keeps a rescue greyhound called Pilot. She walks him by the canal at dawn."
+    new = [(f"{PEOPLE[n]} sings tenor in the choir at the old church.", "") for n in range(40)]
+    text = extractive_summary(new, previous=previous, max_tokens=200)
+    assert count_tokens(text) <= 200
+    assert text.startswith(previous + "\n" + USER_LEAD)
+    named = [n for n, name in enumerate(PEOPLE) if f"{name} sings" in text]
+    assert named[0] < 8 and named[-1] >= 32  # the new part, from its first part to its last
+
+
 def test_sentences_are_tidied_not_rewritten():
     assert sentences("Is that near the school?. yes it is!!\n- a list item\nEnds with a colon:") == [
         "Is that near the school?",
