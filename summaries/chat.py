@@ -27,6 +27,7 @@ from sessions_app.services import episode_create
 from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
 from summaries.model_cap import chat_call_record, check_model_call_allowed
+from summaries.turn_metadata import turn_metadata
 
 logger = logging.getLogger("nexus.chat")
 
@@ -144,12 +145,9 @@ def _store(
             session=session,
             user_input=message,
             response=completion.text,
-            metadata={
-                "source": "chat",
-                "model": completion.model,
-                "context_tokens": context.token_count,
-                "completion_tokens": completion.completion_tokens,
-            },
+            metadata=turn_metadata(
+                source="chat", completion=completion, context=context, session=session, question=message
+            ),
         )
     except SessionNotFound:
         log(outcome="session_gone")

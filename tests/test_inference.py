@@ -15,7 +15,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from sessions_app.tokens import count_tokens
-from summaries.digest import extractive_digest
+from summaries.extractive import REPLY_LEAD, USER_LEAD, extractive_summary
 from summaries.inference import (
     Completion,
     InferenceError,
@@ -442,29 +442,36 @@ def test_every_inference_error_has_a_transient_flag():
 # --- offline ------------------------------------------------------------------
 
 
-def test_offline_fresh_summary_is_the_extractive_digest():
+def test_offline_fresh_summary_quotes_whole_sentences_of_both_sides(settings):
     completion = get_client("offline").complete(PROMPT)
-    assert completion.text == extractive_digest(EXCHANGES)
+    assert completion.text == extractive_summary(EXCHANGES, max_tokens=settings.SUMMARY_GEN_MAX_TOKENS)
+    assert completion.text.splitlines() == [
+        f"{USER_LEAD}How do I reset my router? And the Wi-Fi password?",
+        f"{REPLY_LEAD}Hold the reset button for ten seconds. It is printed on the label underneath. "
+        "You are welcome.",
+    ]
     assert completion.model == OFFLINE_MODEL
     assert completion.prompt_tokens == count_tokens(PROMPT)
     assert completion.completion_tokens == count_tokens(completion.text)
 
 
-def test_offline_update_keeps_the_previous_summary_and_adds_the_new_digest():
+def test_offline_update_keeps_the_previous_summary_and_adds_the_new_exchanges():
     previous = "The user asked about a router that keeps dropping."
     new = [("Is 5 GHz faster?", "Usually yes. It has a shorter range.")]
     completion = get_client("offline").complete(update_prompt(previous, context_of(new)))
-    assert completion.text == f"{previous}\n{extractive_digest(new)}"
+    assert completion.text == f"{previous}\n{USER_LEAD}Is 5 GHz faster?\n{REPLY_LEAD}It has a shorter range."
 
 
-@pytest.mark.parametrize(("keep", "topic"), [(90, True), (30, False)])
-def test_offline_digests_a_single_episode_whose_start_was_cut(keep, topic):
+@pytest.mark.parametrize(
+    ("keep", "quoted"), [(90, "The router needs a firmware update."), (30, "Then a restart.")]
+)
+def test_offline_summarizes_a_single_episode_whose_start_was_cut(keep, quoted):
     """The summarizer cuts one over-long episode to its most recent text,
-    losing the ``User:`` label (and, cut deeper, the ``Assistant:`` one)."""
+    losing the ``User:`` label (and, cut deeper, the ``Assistant:`` one); the
+    sentence the cut went through is not quoted."""
     episode = context_of([("Q" * 50, "The router needs a firmware update. Then a restart. Done.")])
     completion = get_client("offline").complete(fresh_prompt(episode[-keep:]))
-    assert "Then a restart" in completion.text
-    assert ("Topics discussed: QQQ" in completion.text) is topic
+    assert completion.text == f"{REPLY_LEAD}{quoted}"
 
 
 def test_offline_refuses_a_prompt_without_exchanges():

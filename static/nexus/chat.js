@@ -202,6 +202,54 @@
     return meta;
   }
 
+  /* What memory found for an offline reply (the episode's
+     metadata.offline_memory), as templates/sessions/offline_memory.html
+     renders it: the best earlier exchanges with their labels, the gist of
+     the summaries, and how many recent exchanges go in full. */
+  function buildMemory(memory) {
+    if (!memory || typeof memory !== "object") return null;
+    var box = make("section", "offline-memory");
+    box.setAttribute("aria-label", "What Nexus remembers for this message");
+    var retrieved = Array.isArray(memory.retrieved) ? memory.retrieved : [];
+    var total = Number(memory.retrieved_count) || 0;
+    var recent = Number(memory.recent) || 0;
+    var summary = typeof memory.summary === "string" ? memory.summary : "";
+    if (retrieved.length) {
+      var head = "Relevant earlier exchanges";
+      if (total > retrieved.length) head += " (" + retrieved.length + " of " + total + ")";
+      box.appendChild(make("p", "offline-memory-head", head));
+      var list = make("ol", "offline-memory-list");
+      retrieved.forEach(function (item) {
+        var entry = make("li", "offline-memory-item");
+        entry.appendChild(make("span", "offline-memory-label", item.label));
+        entry.appendChild(document.createTextNode(" " + String(item.text || "")));
+        if (item.reply) {
+          entry.appendChild(document.createTextNode(" "));
+          entry.appendChild(make("span", "offline-memory-reply", "Reply: " + item.reply));
+        }
+        list.appendChild(entry);
+      });
+      box.appendChild(list);
+    }
+    if (summary) {
+      var gist = make("p", "offline-memory-gist");
+      gist.appendChild(make("span", "offline-memory-head", "From the summaries"));
+      gist.appendChild(document.createTextNode(" " + summary));
+      box.appendChild(gist);
+    }
+    var note;
+    if (retrieved.length || summary) {
+      note = recent ? "And the last " + plural(recent, "exchange", "exchanges") + " in full." : "";
+    } else if (recent) {
+      note = "The " + plural(recent, "earlier exchange", "earlier exchanges") +
+        " in full: the conversation is still short enough to send whole.";
+    } else {
+      note = "Nothing yet: this is the first message of the conversation.";
+    }
+    if (note) box.appendChild(make("p", "offline-memory-recent", note));
+    return box;
+  }
+
   function buildEpisode(ep) {
     var item = make("li", "episode");
     item.dataset.episodeId = ep.id;
@@ -212,6 +260,8 @@
     reply.appendChild(episodeMeta(ep));
     item.appendChild(user);
     item.appendChild(reply);
+    var memory = buildMemory(ep.metadata && ep.metadata.offline_memory);
+    if (memory) item.appendChild(memory);
     return item;
   }
 
@@ -250,6 +300,8 @@
   };
 
   Turn.prototype.complete = function (ep) {
+    // Read before the memory block below makes the page taller.
+    var follow = nearBottom();
     this.finished = true;
     if (this.typing.parentNode) this.typing.remove();
     this.item.classList.remove("is-pending");
@@ -262,8 +314,10 @@
         this.textNode.data = ep.response;
       }
       if (ep.id !== undefined) this.reply.appendChild(episodeMeta(ep));
+      var memory = buildMemory(ep.metadata && ep.metadata.offline_memory);
+      if (memory) this.item.appendChild(memory);
     }
-    if (nearBottom()) scrollToBottom();
+    if (follow || nearBottom()) scrollToBottom();
   };
 
   Turn.prototype.fail = function (message) {

@@ -100,7 +100,8 @@ class ContextResult:
     when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that
     the rows covering episodes before that id were not even read.
     ``full_history_tokens`` is what the prompt would cost with every episode
-    in full; ``budget`` is the budget applied.
+    in full; ``budget`` is the budget applied. ``retrieved_by_rank`` holds
+    the ids of ``retrieved`` best first.
     """
 
     prompt: str
@@ -111,6 +112,7 @@ class ContextResult:
     retrieved: list[int] = field(default_factory=list)
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
+    retrieved_by_rank: list[int] = field(default_factory=list)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -199,6 +201,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         retrieved=sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None),
         recent=[ex.id for ex in fitted.recent],
         digest=digest_ids if digest_kept else [],
+        retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],

@@ -1,16 +1,19 @@
 """The embedded default: no model server at all.
 
-Summaries are the extractive digest (summaries.digest) of the exchanges written into
-the prompt, read back with ``parse_exchanges``, so the summarization path is
-exactly the one a real model would see. Chat replies say plainly that no
-chat model is configured instead of pretending to be one.
+Summaries are extractive (``summaries.extractive``): whole sentences quoted
+from the exchanges written into the prompt, read back with
+``parse_exchanges``, so the summarization path is exactly the one a real
+model would see. Chat replies say plainly that no chat model is configured
+instead of pretending to be one; the chat turn then shows what memory found
+for the message beside the reply (``summaries.offline_memory``). Those
+replies are never quoted in a summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from summaries.digest import extractive_digest
+from summaries.extractive import extractive_summary
 from summaries.inference.base import (
     ChatStream,
     Completion,
@@ -21,15 +24,24 @@ from summaries.inference.base import (
     user_message,
 )
 from summaries.prompts import ASSISTANT_PREFIX, parse_exchanges
+from summaries.sentences import sentences
 
 #: Recorded as the ``model`` of everything this backend writes.
 OFFLINE_MODEL = "offline-digest"
 
 OFFLINE_MARKER = "[offline]"
 OFFLINE_CHAT_REPLY = (
-    f"{OFFLINE_MARKER} No chat model is configured (INFERENCE_BACKEND=offline), so this reply "
-    "was not written by a model. Set INFERENCE_BACKEND and INFERENCE_SERVICE_URL to chat."
+    f"{OFFLINE_MARKER} No chat model is configured, so no reply was written. "
+    "Here is what Nexus remembers for this message."
 )
+# What every reply of this backend has begun with, this one's and earlier wordings'.
+_REPLY_START = f"{OFFLINE_MARKER} No chat model is configured"
+
+
+def is_offline_reply(response: str) -> bool:
+    """Whether ``response`` is this backend's chat reply (in any wording it has had)."""
+    return response.lstrip().startswith(_REPLY_START)
+
 
 _PREVIOUS = "Previous summary:\n"
 _NEW = "\n\nNew exchanges:\n"
@@ -40,9 +52,9 @@ def prompt_exchanges(prompt: str) -> list[tuple[str, str]]:
 
     A single episode longer than ``SUMMARY_MAX_CHARS`` arrives with its
     oldest text cut off, ``User:`` label included, so ``parse_exchanges``
-    finds nothing; the text that is left is still digested (what precedes
-    ``Assistant:`` as the question, the rest as the answer) rather than
-    failing that episode for good.
+    finds nothing; the text that is left is still summarized (what precedes
+    ``Assistant:`` as the question, the rest as the answer, the sentence the
+    cut went through left out) rather than failing that episode for good.
     """
     exchanges = parse_exchanges(prompt)
     if exchanges:
@@ -58,7 +70,14 @@ def prompt_exchanges(prompt: str) -> list[tuple[str, str]]:
     if not body:
         return []
     user, found, response = body.partition(f"\n{ASSISTANT_PREFIX}")
-    return [(user.strip(), response.strip())] if found else [("", body)]
+    if found:
+        return [(_without_first_sentence(user), response.strip())]
+    return [("", _without_first_sentence(body))]
+
+
+def _without_first_sentence(text: str) -> str:
+    """``text`` less its first sentence, which the cut went through (whole sentences only)."""
+    return " ".join(sentences(text)[1:])
 
 
 def previous_summary(prompt: str) -> str | None:
@@ -72,23 +91,30 @@ def previous_summary(prompt: str) -> str | None:
 class OfflineClient(InferenceClient):
     """Needs no server; ``health()`` always passes.
 
-    ``model``, ``temperature`` and ``max_tokens`` are accepted for the common
-    interface and ignored: the digest is deterministic.
+    ``model`` and ``temperature`` are accepted for the common interface and
+    ignored: the summary is deterministic; it stays within ``max_tokens``.
     """
 
     name = "offline"
 
     def _complete(self, prompt: str, *, model: str, temperature: float, max_tokens: int) -> Completion:
-        """Digest of the prompt's exchanges; for an update prompt the previous
-        summary, a newline, then the digest of the new exchanges."""
+        """The extractive summary of the prompt's exchanges; for an update
+        prompt, of the previous summary and the new exchanges together.
+        This backend's own chat replies are left out (they say nothing of the
+        conversation), and so is any sentence of an earlier summary that
+        quoted one."""
         watch = Stopwatch()
-        digest = extractive_digest(prompt_exchanges(prompt))
-        if not digest:
+        exchanges = prompt_exchanges(prompt)
+        if not exchanges:
             raise PermanentInferenceError(
-                "found no 'User:/Assistant:' exchanges in the prompt to digest", backend=self.name
+                "found no 'User:/Assistant:' exchanges in the prompt to summarize", backend=self.name
             )
-        previous = previous_summary(prompt)
-        text = f"{previous}\n{digest}" if previous else digest
+        text = extractive_summary(
+            [(user, "" if is_offline_reply(response) else response) for user, response in exchanges],
+            previous=previous_summary(prompt),
+            max_tokens=max_tokens,
+            drop=lambda sentence: OFFLINE_MARKER in sentence,
+        )
         return self._offline(text, user_message(prompt), watch)
 
     def _chat(

@@ -20,6 +20,7 @@ from summaries.inference import ChatStream, Completion, InferenceError, get_clie
 from summaries.model_cap import chat_call_record
 from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
+from summaries.turn_metadata import turn_metadata
 
 
 @dataclass(slots=True)
@@ -49,12 +50,13 @@ def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> 
 
 def turn_store(*, turn: PreparedTurn, completion: Completion) -> Episode:
     """The finished exchange as an episode; ``SessionNotFound`` if the session went meanwhile."""
-    metadata = {
-        "source": "openai_api",
-        "model": completion.model,
-        "context_tokens": turn.context.token_count,
-        "completion_tokens": completion.completion_tokens,
-    }
+    metadata = turn_metadata(
+        source="openai_api",
+        completion=completion,
+        context=turn.context,
+        session=turn.session,
+        question=turn.request.question,
+    )
     if turn.request.user:
         metadata["openai_user"] = turn.request.user
     # The write path API clients use: one statement on PostgreSQL.

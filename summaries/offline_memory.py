@@ -1,0 +1,135 @@
+"""What an offline reply shows: what memory would hand a chat model for the message.
+
+Without a chat model nothing uses the memory, so the reply shows it: the
+earlier exchanges the context retrieved for the message (its best few, each
+labelled with its day and number and trimmed to the sentences nearest the
+message) and the gist of the summaries the context holds. It is kept in the
+episode's metadata (``offline_memory``), never in its ``response``: the
+full-text index, the encoder and summarization read only ``user_input`` and
+``response``, so what is quoted here is never remembered a second time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessions_app.labels import episode_label
+from summaries.context import ContextResult
+from summaries.context.sources import episode_texts
+from summaries.extractive import parse_summary
+from summaries.inference import Completion
+from summaries.inference.offline import OFFLINE_MODEL, is_offline_reply
+from summaries.models import Summary
+from summaries.sentences import closeness_terms, sentences
+
+__all__ = ["METADATA_KEY", "shown_memory", "offline_memory"]
+
+METADATA_KEY = "offline_memory"
+#: Retrieved exchanges shown, best first (the context may hold more: ``retrieved_count``).
+SHOWN_EXCHANGES = 3
+#: Sentences shown of what the user wrote in one exchange, of its reply, and of the summaries.
+USER_SENTENCES = 2
+REPLY_SENTENCES = 1
+GIST_SENTENCES = 3
+#: Characters of one shown text at most; a longer one is cut at a word, with "…".
+TEXT_CHARACTERS = 300
+ELLIPSIS = "…"
+
+
+def shown_memory(
+    *, completion: Completion, session_pk: int, context: ContextResult, question: str
+) -> dict[str, Any]:
+    """``{"offline_memory": ...}`` for a reply of the offline backend, to be
+    merged into its episode's metadata; ``{}`` for a model's reply."""
+    if completion.model != OFFLINE_MODEL:
+        return {}
+    return {METADATA_KEY: offline_memory(session_pk=session_pk, context=context, question=question)}
+
+
+def offline_memory(*, session_pk: int, context: ContextResult, question: str) -> dict[str, Any]:
+    """What ``context`` holds for ``question``, shortened for people to read::
+
+        {"retrieved": [{"label": "[8 May 2023 · #12]", "text": ..., "reply": ...}],
+         "retrieved_count": 5, "summary": "...", "recent": 8}
+
+    ``retrieved`` are the best ``SHOWN_EXCHANGES`` of the ``retrieved_count``
+    earlier exchanges the context quotes (``reply`` is "" when the reply was
+    an offline one), ``summary`` a few sentences of its summary rows (""
+    without any), ``recent`` the exchanges it gives in full.
+    """
+    asked = set(closeness_terms(question))
+    shown = context.retrieved_by_rank[:SHOWN_EXCHANGES]
+    texts = episode_texts(session_pk, shown)
+    retrieved = []
+    for pk in shown:
+        if pk not in texts:
+            continue  # deleted since the context was built
+        exchange, created_at = texts[pk]
+        reply = "" if is_offline_reply(exchange.response) else exchange.response
+        retrieved.append(
+            {
+                # position once episodes carry it
+                "label": episode_label(created_at=created_at, position=pk),
+                "text": nearest_sentences(exchange.user_input, asked, USER_SENTENCES),
+                "reply": nearest_sentences(reply, asked, REPLY_SENTENCES),
+            }
+        )
+    return {
+        "retrieved": retrieved,
+        "retrieved_count": len(context.retrieved),
+        "summary": _gist(session_pk, context.summaries, asked),
+        "recent": len(context.recent),
+    }
+
+
+def nearest_sentences(text: str, asked: set[str], count: int) -> str:
+    """``text`` shortened to the sentences, at most ``count``, sharing the most
+    words with ``asked`` (the first ones when none shares any), in their
+    order; "…" marks what was left out."""
+    found = sentences(text)
+    if not found:
+        return ""
+    ranked = sorted(range(len(found)), key=lambda n: (-_shared(found[n], asked), n))[:count]
+    pieces: list[str] = []
+    last = -1
+    for n in sorted([n for n in ranked if _shared(found[n], asked)] or ranked):
+        if n > last + 1:
+            pieces.append(ELLIPSIS)
+        pieces.append(found[n])
+        last = n
+    if last < len(found) - 1:
+        pieces.append(ELLIPSIS)
+    return _clip(" ".join(pieces))
+
+
+def _gist(session_pk: int, summary_ids: list[int], asked: set[str]) -> str:
+    """A few sentences of the summary rows: those sharing words with the
+    question, else the first, middle and last (one query)."""
+    if not summary_ids:
+        return ""
+    contents = Summary.objects.filter(session_id=session_pk, pk__in=summary_ids).order_by(
+        "first_episode_id", "pk"
+    )
+    found: list[str] = []
+    for content in contents.values_list("content", flat=True):
+        quoted = parse_summary(content)
+        found.extend([*quoted.other, *quoted.user, *quoted.replies])
+    if not found:
+        return ""
+    related = [n for n in range(len(found)) if _shared(found[n], asked)]
+    if related:
+        kept = sorted(sorted(related, key=lambda n: (-_shared(found[n], asked), n))[:GIST_SENTENCES])
+    else:
+        kept = sorted({0, len(found) // 2, len(found) - 1})[:GIST_SENTENCES]
+    return _clip(" ".join(found[n] for n in kept), limit=TEXT_CHARACTERS * 2)
+
+
+def _shared(sentence: str, asked: set[str]) -> int:
+    return len(asked.intersection(closeness_terms(sentence)))
+
+
+def _clip(text: str, *, limit: int = TEXT_CHARACTERS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return cut.removesuffix(ELLIPSIS).rstrip() + " " + ELLIPSIS

@@ -1,0 +1,207 @@
+"""Offline chat turns: the stored reply is the marker line alone, and what
+memory found for the message is kept in the episode's metadata, shown on the
+chat page and never fed back into memory (index, vectors, summaries)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from django.test import Client
+
+from sessions_app.labels import episode_label
+from sessions_app.models import Episode, EpisodeVector
+from sessions_app.semantic.encoder import encoder
+from sessions_app.semantic.passages import episode_texts
+from sessions_app.semantic.vectors import to_matrix
+from summaries.context import build_context
+from summaries.inference.offline import OFFLINE_CHAT_REPLY
+from summaries.models import Summary
+from summaries.offline_memory import nearest_sentences, offline_memory
+from tests.factories import ChatSessionFactory, EpisodeFactory
+
+pytestmark = pytest.mark.django_db
+
+SSE = "text/event-stream"
+CAT = "We moved flats in March. My cat Miso is afraid of the vacuum cleaner and hides under the bed."
+TOPICS = [
+    "I started learning the cello with a teacher from the conservatory.",
+    CAT,
+    "Our neighbour grows tomatoes on the balcony every summer.",
+    "The bakery on Elm Street sells rye bread on Fridays only.",
+    "My brother Tomas is training for the Berlin marathon in September.",
+    "We painted the kitchen a pale green colour last weekend.",
+    "The library closes early on Wednesdays during the holidays.",
+    "I booked a week in Porto for the end of October.",
+    "The car needs new winter tyres before December.",
+    "My daughter plays goalkeeper in the school football team.",
+    "The plumber comes on Thursday to fix the shower.",
+    "I finally finished reading the long Russian novel.",
+]
+QUESTION = "What is my cat afraid of?"
+
+
+@pytest.fixture
+def chatted(owner, django_capture_on_commit_callbacks):
+    """Twelve offline exchanges, each write's after-commit work (summaries) run as in production."""
+    session = ChatSessionFactory(owner=owner)
+    episodes = []
+    for text in TOPICS:
+        with django_capture_on_commit_callbacks(execute=True):
+            episodes.append(EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY))
+    session.refresh_from_db()
+    return session, episodes
+
+
+def chat(api_client, session, message: str, **extra):
+    return api_client.post(f"/api/sessions/{session.uuid}/chat/", {"message": message}, format="json", **extra)
+
+
+def test_an_offline_reply_is_the_marker_and_the_memory_is_in_its_metadata(api_client, chatted):
+    session, episodes = chatted
+    cat = episodes[1]
+    assert Summary.objects.filter(session=session).exists()
+
+    response = chat(api_client, session, QUESTION)
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["reply"] == OFFLINE_CHAT_REPLY
+    stored = Episode.objects.get(pk=body["episode"]["id"])
+    assert (stored.user_input, stored.response) == (QUESTION, OFFLINE_CHAT_REPLY)
+    memory = stored.metadata["offline_memory"]
+    assert body["episode"]["metadata"]["offline_memory"] == memory
+    # The earlier exchange that answers, first, labelled with its day and number, trimmed to
+    # the sentence that matters (the move in March is left out), the offline reply not quoted.
+    first = memory["retrieved"][0]
+    assert first == {
+        "label": episode_label(created_at=cat.created_at, position=cat.pk),
+        "text": "… My cat Miso is afraid of the vacuum cleaner and hides under the bed.",
+        "reply": "",
+    }
+    assert first["label"].startswith("[") and f" · #{cat.pk}]" in first["label"]
+    assert 1 <= len(memory["retrieved"]) <= 3
+    assert memory["retrieved_count"] >= len(memory["retrieved"])
+    assert memory["recent"] == 8
+    # The gist of the summaries, a few whole sentences, the cat's among them.
+    assert "Miso is afraid of the vacuum cleaner" in memory["summary"]
+    assert len(memory["summary"]) <= 600
+    assert stored.metadata["source"] == "chat" and stored.token_count < 60  # the marker only
+
+
+def test_a_streamed_offline_reply_streams_the_marker_and_ends_with_the_memory(api_client, chatted):
+    session, _ = chatted
+    response = chat(api_client, session, QUESTION, HTTP_ACCEPT=SSE)
+    body = b"".join(response.streaming_content).decode()
+    received = [json.loads(chunk.removeprefix("data: ")) for chunk in body.split("\n\n")[:-1]]
+    assert "".join(e["text"] for e in received[:-1]) == OFFLINE_CHAT_REPLY
+    done = received[-1]
+    assert done["done"] is True
+    assert done["episode"]["response"] == OFFLINE_CHAT_REPLY
+    assert "Miso" in done["episode"]["metadata"]["offline_memory"]["retrieved"][0]["text"]
+
+
+def test_the_first_message_shows_that_nothing_is_remembered_yet(api_client, owner):
+    session = ChatSessionFactory(owner=owner)
+    memory = chat(api_client, session, "Hello there, anyone home?").json()["episode"]["metadata"]["offline_memory"]
+    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 0}
+
+
+def test_a_model_reply_carries_no_memory(api_client, chatted, model):
+    session, _ = chatted
+    metadata = chat(api_client, session, QUESTION).json()["episode"]["metadata"]
+    assert "offline_memory" not in metadata
+
+
+def test_openai_clients_get_the_marker_and_the_episode_keeps_the_memory(api_client, chatted, settings):
+    session, episodes = chatted
+    response = api_client.post(
+        "/v1/chat/completions",
+        {"model": settings.CHAT_MODEL, "messages": [{"role": "user", "content": QUESTION}]},
+        format="json",
+        HTTP_X_NEXUS_SESSION=str(session.uuid),
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["choices"][0]["message"]["content"] == OFFLINE_CHAT_REPLY
+    stored = Episode.objects.filter(session=session).latest("pk")
+    assert stored.response == OFFLINE_CHAT_REPLY
+    assert stored.metadata["source"] == "openai_api"
+    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].pk}]")
+
+
+def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, owner):
+    session, episodes = chatted
+    chat(api_client, session, QUESTION)
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.get(f"/sessions/{session.uuid}/").content.decode()
+    assert page.count('class="offline-memory"') == 1  # the earlier turns were written without one
+    section = page[page.index('class="offline-memory"') :]
+    section = section[: section.index("</section>")]
+    assert episode_label(created_at=episodes[1].created_at, position=episodes[1].pk) in section
+    assert "My cat Miso is afraid of the vacuum cleaner" in section
+    assert "From the summaries" in section
+    assert "And the last 8 exchanges in full." in section
+
+
+def test_the_quoted_memory_is_not_indexed(api_client, chatted):
+    session, episodes = chatted
+    before = api_client.get(f"/api/sessions/{session.uuid}/search/", {"q": "vacuum"}).json()["results"]
+    assert [hit["episode"]["id"] for hit in before] == [episodes[1].pk]
+
+    memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
+    assert "vacuum" in memory["retrieved"][0]["text"]
+
+    after = api_client.get(f"/api/sessions/{session.uuid}/search/", {"q": "vacuum"}).json()["results"]
+    assert [hit["episode"]["id"] for hit in after] == [episodes[1].pk]  # nothing new found
+    across = api_client.get("/api/search/", {"q": "vacuum"}).json()["results"]
+    assert [hit["episode"]["id"] for hit in across] == [episodes[1].pk]
+
+
+def test_the_quoted_memory_is_neither_encoded_nor_summarized(
+    api_client, chatted, settings, django_capture_on_commit_callbacks
+):
+    session, _ = chatted
+    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000
+    for n in range(8):  # enough turns for a summary pass and an encoding task
+        with django_capture_on_commit_callbacks(execute=True):
+            assert chat(api_client, session, f"{QUESTION} Asking again, time {n}.").status_code == 201
+    turns = list(Episode.objects.filter(session=session, metadata__source="chat"))
+    assert all(turn.metadata["offline_memory"]["retrieved"] for turn in turns)
+    # Vectors of exactly the message and the marker reply (stored at reduced precision).
+    encoded = [turn for turn in turns if EpisodeVector.objects.filter(episode_id=turn.pk).exists()]
+    assert len(encoded) >= 4  # encoding runs once per CONTEXT_RECENT_EPISODES single writes
+    for turn in encoded:
+        stored, _ = to_matrix(list(EpisodeVector.objects.filter(episode_id=turn.pk).values_list("vector", flat=True)))
+        expected = encoder().encode(episode_texts(turn.user_input, turn.response))
+        assert np.allclose(stored, expected, atol=1e-3)
+        shown = turn.metadata["offline_memory"]["retrieved"][0]["text"]
+        with_memory = encoder().encode(episode_texts(turn.user_input, f"{turn.response}\n{shown}"))
+        assert not np.allclose(stored[0], with_memory[0], atol=1e-3)
+    # Summaries quote what was written, never the memory shown with a reply.
+    content = "\n".join(Summary.objects.chain(session.pk).values_list("content", flat=True))
+    assert max(Summary.objects.chain(session.pk).values_list("last_episode_id", flat=True)) >= turns[2].pk
+    assert "Asking again" in content
+    assert " · #" not in content and "…" not in content and "[offline]" not in content
+
+
+def test_memory_of_a_context_without_retrieval_or_summaries(owner):
+    session = ChatSessionFactory(owner=owner)
+    for text in TOPICS[:3]:
+        EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY)
+    session.refresh_from_db()
+    context = build_context(session=session, question=QUESTION)
+    memory = offline_memory(session_pk=session.pk, context=context, question=QUESTION)
+    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 3}
+
+
+def test_nearest_sentences_keep_their_order_and_mark_the_cuts():
+    text = "First about boats. Then my cat Miso. Then the weather. Finally the cat food brand."
+    asked = {"cat"}
+    assert nearest_sentences(text, asked, 2) == "… Then my cat Miso. … Finally the cat food brand."
+    assert nearest_sentences(text, set(), 1) == "First about boats. …"
+    assert nearest_sentences("One sentence only.", asked, 2) == "One sentence only."
+    long = "word " * 200
+    shown = nearest_sentences(long, asked, 1)
+    assert len(shown) <= 300 and shown.endswith(" …")
