@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.utils import timezone
+from sessions_app.labels import day
 
 QUESTION_LABEL = "User Question: "
 SUMMARY_HEADER = "Conversation Summary (earlier context):"
@@ -21,24 +21,12 @@ INSTRUCTIONS = (
 )
 SECTION_SEPARATOR = "\n\n"
 
-# Month names written out, whatever the process locale (strftime's %B is not).
-MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
     id: int
     user_input: str
     response: str
-
-
-def day(moment: datetime) -> str:
-    """``8 May 2023``: the day in the site's time zone."""
-    local = timezone.localtime(moment)
-    return f"{local.day} {MONTHS[local.month - 1]} {local.year}"
 
 
 def date_span(first: datetime | None, last: datetime | None) -> str:
