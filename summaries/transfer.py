@@ -125,14 +125,16 @@ def memory_import(
             session = transcript_import(owner=owner, transcript=transcript, title=title)
             rows = transcript.extras.get(SUMMARY, [])
             if rows:
-                ids = list(Episode.objects.for_session(session.pk).values_list("pk", flat=True))
+                numbered = list(Episode.objects.for_session(session.pk).values_list("pk", "position"))
                 Summary.objects.bulk_create(
                     Summary(
                         session=session,
                         content=row["content"],
                         token_count=count_tokens(row["content"]),
-                        first_episode_id=ids[row["first_index"]],
-                        last_episode_id=ids[row["last_index"]],
+                        first_episode_id=numbered[row["first_index"]][0],
+                        last_episode_id=numbered[row["last_index"]][0],
+                        first_position=numbered[row["first_index"]][1],
+                        last_position=numbered[row["last_index"]][1],
                         curated=row["curated"],
                         model=row["model"],
                     )
