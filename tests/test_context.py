@@ -260,7 +260,7 @@ def test_a_budget_too_small_for_the_question_is_refused(chained_session):
 
 def test_the_recent_window_is_trimmed_from_its_oldest_end_only_when_nothing_else_is_left(chained_session):
     session, episodes, _ = chained_session
-    recent = [Exchange(e.pk, e.user_input, e.response) for e in episodes[15:]]
+    recent = [Exchange(e.pk, e.user_input, e.response, e.position) for e in episodes[15:]]
     no_extras = count_tokens(
         render_prompt(question="Keep me", recent=recent, earlier=[], has_earlier_episodes=True)
     )
