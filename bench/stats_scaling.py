@@ -52,7 +52,11 @@ def fill(session: ChatSession, target: int) -> None:
         start = ChatSession.objects.get(pk=session.pk).cached_last_position
         Episode.objects.bulk_create(
             Episode(
-                session=session, position=start + k, user_input=USER_TEXT, response=REPLY_TEXT, token_count=tokens
+                session=session,
+                position=start + k,
+                user_input=USER_TEXT,
+                response=REPLY_TEXT,
+                token_count=tokens,
             )
             for k in range(1, n + 1)
         )

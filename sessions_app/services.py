@@ -117,7 +117,8 @@ def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: d
         cursor.execute(_bump_sql(dated=dated_from is not None), params)
         row = cursor.fetchone()
     if row is None:
-        newest = ChatSession.objects.filter(pk=session_pk).values_list("cached_last_episode_at", flat=True).first()
+        rows = ChatSession.objects.filter(pk=session_pk)
+        newest = rows.values_list("cached_last_episode_at", flat=True).first()
         if newest is None:
             raise SessionNotFound
         raise earlier_than_newest(newest)
@@ -182,7 +183,9 @@ def episode_create(
 
 
 # The attribute names ``Episode.from_db`` takes the written row's values in (the model's field order).
-_EPISODE_FIELDS = ("id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position")
+_EPISODE_FIELDS = (
+    "id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position"
+)  # fmt: skip
 
 
 @functools.cache
@@ -200,8 +203,8 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
     does its position, from the session's position counter.
     """
     session_meta, episode_meta = ChatSession._meta, Episode._meta
-    column = {name: episode_meta.get_field(name).column for name in
-              ("id", "session", "position", "user_input", "response", "token_count", "created_at", "metadata")}
+    names = ("id", "session", "position", "user_input", "response", "token_count", "created_at", "metadata")
+    column = {name: episode_meta.get_field(name).column for name in names}
     owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
     date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
     sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
@@ -219,7 +222,8 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
         )
         INSERT INTO "{episode_meta.db_table}"
                ("{column['id']}", "{column['session']}", "{column['position']}", "{column['user_input']}",
-                "{column['response']}", "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
+                "{column['response']}", "{column['token_count']}", "{column['created_at']}",
+                "{column['metadata']}")
         SELECT locked."cached_last_episode_id", locked."id", locked."cached_last_position", %s, %s, %s, %s, %s
           FROM locked
         RETURNING "id", "{column['session']}", "{column['position']}"
@@ -314,7 +318,9 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     ]
     with transaction.atomic():
         given = next((item.get("created_at") for item in items if item.get("created_at") is not None), None)
-        first = _bump_counters(session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), dated_from=given)
+        first = _bump_counters(
+            session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), dated_from=given
+        )
         for position, episode in enumerate(episodes, start=first):
             episode.position = position
         created = Episode.objects.bulk_create(episodes)

@@ -16,11 +16,13 @@ def number_episodes(apps, schema_editor):
     # One statement for the whole table (PostgreSQL, and SQLite from 3.33, take UPDATE ... FROM).
     schema_editor.execute(
         f"""UPDATE {table} SET position = numbered.n
-              FROM (SELECT id, row_number() OVER (PARTITION BY session_id ORDER BY id) AS n FROM {table}) AS numbered
+              FROM (SELECT id, row_number() OVER (PARTITION BY session_id ORDER BY id) AS n
+                      FROM {table}) AS numbered
              WHERE {table}.id = numbered.id"""
     )
-    last = Episode.objects.filter(session=OuterRef("pk")).order_by().values("session").annotate(m=Max("position"))
-    ChatSession.objects.update(cached_last_position=Coalesce(Subquery(last.values("m")), Value(0)))
+    last = Episode.objects.filter(session=OuterRef("pk")).order_by().values("session")
+    highest = Subquery(last.annotate(m=Max("position")).values("m"))
+    ChatSession.objects.update(cached_last_position=Coalesce(highest, Value(0)))
 
 
 class Migration(migrations.Migration):
@@ -50,7 +52,9 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name="episode",
-            constraint=models.UniqueConstraint(fields=("session", "position"), name="episode_session_position_uniq"),
+            constraint=models.UniqueConstraint(
+                fields=("session", "position"), name="episode_session_position_uniq"
+            ),
         ),
         # Making the column NOT NULL rebuilt the table on SQLite, and its triggers with it.
         migrations.RunPython(restore_sqlite_triggers, restore_sqlite_triggers),

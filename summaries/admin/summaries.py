@@ -217,8 +217,9 @@ class SummaryAdmin(admin.ModelAdmin):
         if restored.last_episode_id < previous_last and later_rows.exists():
             self.message_user(
                 request,
-                f"Exchanges after #{restored.last_position} up to #{previous_last_position} are no longer covered by "
-                "this row and a later row follows it; rebuild the session's chain to cover them again.",
+                f"Exchanges after #{restored.last_position} up to #{previous_last_position} are no longer "
+                "covered by this row and a later row follows it; rebuild the session's chain to cover them "
+                "again.",
                 messages.WARNING,
             )
         return HttpResponseRedirect(reverse("admin:summaries_summary_change", args=[restored.pk]))

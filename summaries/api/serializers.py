@@ -13,7 +13,9 @@ class SummarySerializer(serializers.ModelSerializer):
     """A summary row. Reads expect ``session`` selected with the row."""
 
     session = serializers.UUIDField(source="session.uuid", read_only=True)
-    episode_range = serializers.CharField(read_only=True, help_text='"first-last" episode ids, e.g. "259-263".')
+    episode_range = serializers.CharField(
+        read_only=True, help_text='"first-last" episode ids, e.g. "259-263".'
+    )
     first_position = serializers.IntegerField(
         read_only=True, help_text="Position in the session of the first episode covered (Exchanges 5–12: 5)."
     )

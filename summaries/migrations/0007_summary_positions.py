@@ -10,7 +10,9 @@ def fill_positions(apps, schema_editor):
     Episode = apps.get_model("sessions_app", "Episode")
     Summary = apps.get_model("summaries", "Summary")
     # An UPDATE takes no join: a revision's session through a subquery of its row.
-    revision_session = Subquery(Summary.objects.filter(pk=OuterRef(OuterRef("summary_id"))).values("session_id"))
+    revision_session = Subquery(
+        Summary.objects.filter(pk=OuterRef(OuterRef("summary_id"))).values("session_id")
+    )
     for model, session in (("Summary", OuterRef("session_id")), ("SummaryRevision", revision_session)):
         covered = (
             Episode.objects.filter(

@@ -26,7 +26,8 @@ def _fill(session, n: int) -> None:
             WITH new AS (
                 INSERT INTO sessions_app_episode
                        (session_id, position, user_input, response, token_count, created_at, metadata)
-                SELECT %s, g, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}' FROM generate_series(1, %s) g
+                SELECT %s, g, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}'
+                  FROM generate_series(1, %s) g
                 RETURNING id
             )
             INSERT INTO sessions_app_episodevector (episode_id, session_id, token_count, vector)
