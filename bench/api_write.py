@@ -35,6 +35,9 @@ from bench.http_load import bench_writer, gunicorn, run_load, setup_write_bench 
 
 setup_write_bench()
 
+from django.db import connection  # noqa: E402
+
+from bench.write_urls import create_position_sequence  # noqa: E402
 from sessions_app.models import ChatSession  # noqa: E402
 
 PAYLOAD = {
@@ -57,6 +60,9 @@ def main() -> None:
     args = parser.parse_args()
 
     auth, (api_session, bare_session) = bench_writer("api write bench", "bare write bench")
+    with connection.cursor() as cursor:
+        create_position_sequence(cursor)
+    connection.close()
 
     body = json.dumps(PAYLOAD).encode()
     api = (f"/api/sessions/{api_session.uuid}/episodes/", auth)

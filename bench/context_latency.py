@@ -83,6 +83,7 @@ def build_session(owner, size: int) -> ChatSession:
         Episode.objects.bulk_create(
             Episode(
                 session=session,
+                position=made + i + 1,
                 user_input=f"{USER_TEXT}({made + i})",
                 response=REPLY_TEXT,
                 token_count=tokens,
@@ -93,6 +94,7 @@ def build_session(owner, size: int) -> ChatSession:
     ChatSession.objects.filter(pk=session.pk).update(
         cached_episode_count=F("cached_episode_count") + size,
         cached_total_tokens=F("cached_total_tokens") + size * tokens,
+        cached_last_position=F("cached_last_position") + size,
     )
     ids = list(Episode.objects.filter(session=session).order_by("pk").values_list("pk", flat=True))
     covered = ids[: size - LAGGING - RECENT]

@@ -49,13 +49,21 @@ def fill(session: ChatSession, target: int) -> None:
     batch = 5_000
     while missing > 0:
         n = min(batch, missing)
+        start = ChatSession.objects.get(pk=session.pk).cached_last_position
         Episode.objects.bulk_create(
-            Episode(session=session, user_input=USER_TEXT, response=REPLY_TEXT, token_count=tokens)
-            for _ in range(n)
+            Episode(
+                session=session,
+                position=start + k,
+                user_input=USER_TEXT,
+                response=REPLY_TEXT,
+                token_count=tokens,
+            )
+            for k in range(1, n + 1)
         )
         ChatSession.objects.filter(pk=session.pk).update(
             cached_episode_count=F("cached_episode_count") + n,
             cached_total_tokens=F("cached_total_tokens") + n * tokens,
+            cached_last_position=F("cached_last_position") + n,
         )
         missing -= n
 

@@ -2,7 +2,9 @@
 
 ``bench/bare-episode/<session_pk>/`` does only what the API's single write
 ends in: parse the JSON body, count tokens and INSERT the row. No DRF, no
-authentication, no visibility check, no counters, no signal.
+authentication, no visibility check, no counters, no signal. The row's
+position (unique in its session) comes from a sequence of the bench's own,
+drawn in the INSERT, where the API draws it from the session's counter.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 
+from django.db.models import Func, Value
 from django.db.models.signals import post_save
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
@@ -18,6 +21,15 @@ from django.views.decorators.csrf import csrf_exempt
 from nexus.urls import urlpatterns as production_urlpatterns
 from sessions_app.models import Episode
 from sessions_app.tokens import count_episode_tokens
+
+
+# Created by bench/api_write.py (``create_position_sequence``); above the
+# positions the migration gave rows of earlier runs.
+POSITIONS = "bench_bare_episode_position"
+
+
+def create_position_sequence(cursor) -> None:
+    cursor.execute(f"CREATE SEQUENCE IF NOT EXISTS {POSITIONS} START 1000000000")
 
 
 @csrf_exempt
@@ -29,6 +41,7 @@ def bare_episode_create(request: HttpRequest, session_pk: int) -> JsonResponse:
         [
             Episode(
                 session_id=session_pk,
+                position=Func(Value(POSITIONS), function="nextval"),
                 user_input=user_input,
                 response=response,
                 token_count=count_episode_tokens(user_input, response),

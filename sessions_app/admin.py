@@ -143,7 +143,7 @@ class EpisodeChangeList(ChangeList):
 @admin.register(Episode)
 class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
-        "id",
+        "exchange",
         "session_link",
         "created_at",
         "token_count",
@@ -162,8 +162,8 @@ class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     # Counting a whole large table on every page view is slow; the filtered
     # count is enough for paging.
     show_full_result_count = False
-    fields = ("session_link", "created_at", "token_count", "user_input", "response", "metadata")
-    readonly_fields = ("session_link",)
+    fields = ("exchange", "session_link", "created_at", "token_count", "user_input", "response", "metadata")
+    readonly_fields = ("exchange", "session_link")
 
     def get_changelist(self, request: HttpRequest, **kwargs) -> type[ChangeList]:
         return EpisodeChangeList
@@ -201,6 +201,10 @@ class EpisodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             )
             ids = ids[:EPISODE_SEARCH_LIMIT]
         return queryset.filter(pk__in=ids), False
+
+    @admin.display(description="exchange", ordering="pk")
+    def exchange(self, obj: Episode) -> str:
+        return f"#{obj.position}"
 
     @admin.display(description="session", ordering="session")
     def session_link(self, obj: Episode) -> str:

@@ -25,6 +25,11 @@ def day(moment: datetime) -> str:
     return f"{local.day} {MONTHS[local.month - 1]} {local.year}"
 
 
+def exchanges_label(first: int, last: int) -> str:
+    """``Exchanges 5–12``: a range of positions (a summary row's); ``Exchange 5`` for one."""
+    return f"Exchange {first}" if first == last else f"Exchanges {first}–{last}"
+
+
 def episode_label(*, created_at: datetime, position: int) -> str:
     """``[8 May 2023 · #12]``: an exchange's day and its number in its session."""
     return f"[{day(created_at)} · #{position}]"

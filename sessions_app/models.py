@@ -33,6 +33,10 @@ class ChatSession(models.Model):
     # come after what the session already holds.
     cached_last_episode_id = models.BigIntegerField(null=True, editable=False)
     cached_last_episode_at = models.DateTimeField(null=True, editable=False)
+    # The highest position handed out in this session (0: none yet), raised
+    # in the same UPDATE as the counters above. It only grows: a deleted
+    # exchange leaves a gap, and no later one takes its number.
+    cached_last_position = models.PositiveIntegerField(default=0, editable=False)
 
     objects = ChatSessionQuerySet.as_manager()
 
@@ -56,15 +60,22 @@ class Episode(models.Model):
     # Now, unless history is imported with its original dates.
     created_at = models.DateTimeField(default=timezone.now)
     metadata = models.JSONField(default=dict, blank=True)
+    # Its number in its session, from 1, the one people read (``#12``): given
+    # by the write path from ``ChatSession.cached_last_position`` under the
+    # session's row lock, so positions follow ids and are never reused.
+    position = models.PositiveIntegerField(editable=False)
 
     objects = EpisodeQuerySet.as_manager()
 
     class Meta:
         ordering = ["pk"]
         indexes = [models.Index(fields=["session", "id"], name="episode_session_id_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "position"], name="episode_session_position_uniq"),
+        ]
 
     def __str__(self) -> str:
-        return f"Episode {self.pk} of session {self.session_id}"
+        return f"#{self.position} of “{self.session}”"
 
 
 class EpisodeVector(models.Model):

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import models
-from django.db.models import Count, F, Func, Max, OuterRef, Subquery, Sum, Value
+from django.db.models import Count, F, Func, Max, Min, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 
@@ -141,3 +141,11 @@ class EpisodeQuerySet(models.QuerySet):
 
     def newest_first(self) -> EpisodeQuerySet:
         return self.in_index_order(newest_first=True)
+
+    def range_positions(self, session_pk: int, first_id: int, last_id: int) -> tuple[int, int]:
+        """The positions of the first and the last episode with ``first_id <= id <= last_id``
+        (a summary row's range), in one query; ``(0, 0)`` when the range holds none."""
+        found = self.after(session_pk, first_id - 1, last_id).order_by().aggregate(
+            first=Min("position"), last=Max("position")
+        )
+        return found["first"] or 0, found["last"] or 0

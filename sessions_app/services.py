@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from django.db import connections, router, transaction
-from django.db.models import F, Q, Value
+from django.db.models import Max, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.db.models.signals import post_save
 from django.utils import timezone
@@ -53,18 +53,22 @@ def session_update(*, session: ChatSession, title: str | None = None, metadata: 
 
 
 def session_counters_repair(*, session_pk: int) -> None:
-    """Set a session's counters to the aggregate over its episodes, under its row lock."""
+    """Set a session's counters to the aggregate over its episodes, under its
+    row lock; the position counter only rises, to the highest position held."""
     with transaction.atomic():
         ChatSession.objects.select_for_update().filter(pk=session_pk).first()
         truth = ChatSession.objects.with_aggregate_stats().filter(pk=session_pk).first()
         if truth is None:
             return
         newest = Episode.objects.filter(pk=truth.last_episode_id).values_list("created_at", flat=True).first()
+        highest = Episode.objects.filter(session_id=session_pk).aggregate(m=Max("position"))["m"] or 0
         ChatSession.objects.filter(pk=session_pk).update(
             cached_episode_count=truth.episode_count,
             cached_total_tokens=truth.total_tokens,
             cached_last_episode_id=truth.last_episode_id,
             cached_last_episode_at=newest,
+            # Never lowered: a position once given is not given again.
+            cached_last_position=Greatest("cached_last_position", Value(highest)),
         )
 
 
@@ -73,33 +77,52 @@ def session_delete(*, session: ChatSession) -> None:
     session.delete()
 
 
-def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: datetime | None) -> None:
-    """Add to the session's counters, taking its row lock.
-
-    ``SessionNotFound`` if the row is gone (the INSERT that follows would
-    otherwise fail only on the foreign key, at commit, as a server error);
-    ``EpisodeDateInvalid`` if ``dated_from`` (the first date a caller gave)
-    precedes the session's newest episode, checked in the same UPDATE that
-    takes the lock, so two writers cannot both pass it. Episodes dated
-    "now" are not checked: a writer that waited for the lock may hold a
-    "now" a moment older than the episode committed before it.
+@functools.cache
+def _bump_sql(*, dated: bool) -> str:
+    """The counter UPDATE of ``_bump_counters``; parameters: episodes, tokens,
+    episodes, now, session pk, [dated_from]."""
+    date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
+    return f"""
+        UPDATE "{ChatSession._meta.db_table}"
+           SET "cached_episode_count" = "cached_episode_count" + %s,
+               "cached_total_tokens" = "cached_total_tokens" + %s,
+               "cached_last_position" = "cached_last_position" + %s,
+               "updated_at" = %s
+         WHERE "id" = %s{date_filter}
+     RETURNING "cached_last_position"
     """
-    rows = ChatSession.objects.filter(pk=session_pk)
-    guarded = rows
+
+
+def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: datetime | None) -> int:
+    """Add to the session's counters, taking its row lock; the first position
+    of the ``episodes`` about to be written (they take the next ones in order).
+
+    One statement that also hands back the raised position counter (the
+    ORM's ``update()`` returns no values; PostgreSQL and SQLite both take
+    ``UPDATE ... RETURNING``). ``SessionNotFound`` if the row is gone (the
+    INSERT that follows would otherwise fail only on the foreign key, at
+    commit, as a server error); ``EpisodeDateInvalid`` if ``dated_from``
+    (the first date a caller gave) precedes the session's newest episode,
+    checked in the same UPDATE that takes the lock, so two writers cannot
+    both pass it. Episodes dated "now" are not checked: a writer that
+    waited for the lock may hold a "now" a moment older than the episode
+    committed before it.
+    """
+    connection = connections[router.db_for_write(ChatSession)]
+    adapt = connection.ops.adapt_datetimefield_value
+    params: list[Any] = [episodes, tokens, episodes, adapt(timezone.now()), session_pk]
     if dated_from is not None:
-        guarded = rows.filter(
-            Q(cached_last_episode_at__isnull=True) | Q(cached_last_episode_at__lte=dated_from)
-        )
-    updated = guarded.update(
-        cached_episode_count=F("cached_episode_count") + episodes,
-        cached_total_tokens=F("cached_total_tokens") + tokens,
-        updated_at=timezone.now(),
-    )
-    if not updated:
+        params.append(adapt(dated_from))
+    with connection.cursor() as cursor:
+        cursor.execute(_bump_sql(dated=dated_from is not None), params)
+        row = cursor.fetchone()
+    if row is None:
+        rows = ChatSession.objects.filter(pk=session_pk)
         newest = rows.values_list("cached_last_episode_at", flat=True).first()
         if newest is None:
             raise SessionNotFound
         raise earlier_than_newest(newest)
+    return row[0] - episodes + 1
 
 
 def _record_newest(*, session_pk: int, episode: Episode) -> None:
@@ -145,9 +168,10 @@ def episode_create(
     (created,) = _checked_dates([created_at])
     tokens = count_episode_tokens(user_input, response)
     with transaction.atomic():
-        _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at)
+        position = _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at)
         episode = Episode.objects.create(
             session=session,
+            position=position,
             user_input=user_input,
             response=response,
             token_count=tokens,
@@ -158,8 +182,10 @@ def episode_create(
     return episode
 
 
-# The attribute names ``Episode.from_db`` takes the written row's values in.
-_EPISODE_FIELDS = ("id", "session_id", "user_input", "response", "token_count", "created_at", "metadata")
+# The attribute names ``Episode.from_db`` takes the written row's values in (the model's field order).
+_EPISODE_FIELDS = (
+    "id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position"
+)  # fmt: skip
 
 
 @functools.cache
@@ -173,11 +199,12 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
     The new episode's id is drawn from the table's sequence inside the
     UPDATE, which holds the session's row lock: ids follow commit order as
     in ``episode_create``, and the id lands on the session row in the same
-    statement (an UPDATE after the INSERT would touch the row twice).
+    statement (an UPDATE after the INSERT would touch the row twice); so
+    does its position, from the session's position counter.
     """
     session_meta, episode_meta = ChatSession._meta, Episode._meta
-    column = {name: episode_meta.get_field(name).column for name in
-              ("id", "session", "user_input", "response", "token_count", "created_at", "metadata")}
+    names = ("id", "session", "position", "user_input", "response", "token_count", "created_at", "metadata")
+    column = {name: episode_meta.get_field(name).column for name in names}
     owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
     date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
     sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
@@ -187,17 +214,19 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
                SET "cached_episode_count" = "cached_episode_count" + 1,
                    "cached_total_tokens" = "cached_total_tokens" + %s,
                    "updated_at" = %s,
+                   "cached_last_position" = "cached_last_position" + 1,
                    "cached_last_episode_id" = nextval({sequence}),
                    "cached_last_episode_at" = GREATEST("cached_last_episode_at", %s)
              WHERE "uuid" = %s{owner_filter}{date_filter}
-         RETURNING "id", "cached_last_episode_id"
+         RETURNING "id", "cached_last_episode_id", "cached_last_position"
         )
         INSERT INTO "{episode_meta.db_table}"
-               ("{column['id']}", "{column['session']}", "{column['user_input']}", "{column['response']}",
-                "{column['token_count']}", "{column['created_at']}", "{column['metadata']}")
-        SELECT locked."cached_last_episode_id", locked."id", %s, %s, %s, %s, %s
+               ("{column['id']}", "{column['session']}", "{column['position']}", "{column['user_input']}",
+                "{column['response']}", "{column['token_count']}", "{column['created_at']}",
+                "{column['metadata']}")
+        SELECT locked."cached_last_episode_id", locked."id", locked."cached_last_position", %s, %s, %s, %s, %s
           FROM locked
-        RETURNING "id", "{column['session']}"
+        RETURNING "id", "{column['session']}", "{column['position']}"
     """
 
 
@@ -250,11 +279,11 @@ def episode_create_for_user(
         # Not changeable, gone, or dated before the session's newest episode: tell which.
         session = session_for_user(user, parsed, change=True)
         raise earlier_than_newest(session.cached_last_episode_at)
-    episode_id, session_id = row
+    episode_id, session_id, position = row
     episode = Episode.from_db(
         alias,
         _EPISODE_FIELDS,
-        (episode_id, session_id, user_input, response, tokens, created, metadata),
+        (episode_id, session_id, user_input, response, tokens, created, metadata, position),
     )
     post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
     return episode
@@ -289,9 +318,11 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     ]
     with transaction.atomic():
         given = next((item.get("created_at") for item in items if item.get("created_at") is not None), None)
-        _bump_counters(
+        first = _bump_counters(
             session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), dated_from=given
         )
+        for position, episode in enumerate(episodes, start=first):
+            episode.position = position
         created = Episode.objects.bulk_create(episodes)
         _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk))
         episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)

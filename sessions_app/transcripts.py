@@ -1,15 +1,22 @@
 """Sessions as JSON lines, in and out (``export_session`` / ``import_transcript``).
 
-Format (UTF-8, one JSON object per line):
+Format ``nexus-transcript/2`` (UTF-8, one JSON object per line):
 
-- an optional header, first: ``{"type": "session", "format": "nexus-transcript/1",
+- an optional header, first: ``{"type": "session", "format": "nexus-transcript/2",
   "id": uuid, "title", "owner", "created_at", "metadata", "episode_count", "total_tokens"}``;
   an import takes the title and metadata from it and ignores the rest;
-- then one line per episode, oldest first: ``{"user_input", "response",
-  "created_at", "metadata"}``. ``user_input`` and ``response`` are required
-  strings, as the API takes them (``user_input`` not empty, ``response``
-  may be); ``created_at`` (ISO 8601) and ``metadata`` (an object) are
-  optional; other keys are ignored. Blank lines are skipped.
+- then one line per episode, oldest first: ``{"position", "user_input",
+  "response", "created_at", "metadata"}``. ``user_input`` and ``response``
+  are required strings, as the API takes them (``user_input`` not empty,
+  ``response`` may be); ``created_at`` (ISO 8601) and ``metadata`` (an
+  object) are optional; other keys are ignored. Blank lines are skipped.
+
+``position`` is the exchange's number in the exported session (``#12``;
+a deleted exchange leaves a gap). It is informational: an imported session
+numbers its episodes anew from 1, in the order of the lines, and the
+importer does not read it. ``nexus-transcript/1`` is the same without
+positions; the importer reads both, and refuses a header that names any
+other format.
 
 A file may hold many sessions: each header line starts the next one. Lines
 of other types are refused, unless the caller names a checker for their
@@ -37,7 +44,9 @@ from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episodes_bulk_create, session_create
 from sessions_app.validation import metadata_problem, text_problem
 
-FORMAT = "nexus-transcript/1"
+FORMAT = "nexus-transcript/2"
+#: The formats the importer reads (a header may also name none).
+READABLE_FORMATS = frozenset({"nexus-transcript/1", FORMAT})
 
 
 # --- out -------------------------------------------------------------------------
@@ -64,7 +73,7 @@ def export_lines(session: ChatSession, *, ids: list[int] | None = None) -> Itera
     yield json.dumps(session_header(session), ensure_ascii=False)
     episodes = (
         Episode.objects.for_session(session.pk)
-        .values("id", "user_input", "response", "created_at", "metadata")
+        .values("id", "position", "user_input", "response", "created_at", "metadata")
         .iterator(chunk_size=1000)
     )
     for row in episodes:
@@ -145,6 +154,13 @@ def _json_lines(lines: Iterable[bytes], errors: list[tuple[int, str]]) -> Iterat
         yield number, obj
 
 
+def _check_format(header: dict) -> None:
+    fmt = header.get("format")
+    if fmt is not None and fmt not in READABLE_FORMATS:
+        readable = " and ".join(sorted(READABLE_FORMATS))
+        raise ValueError(f'unknown "format" {fmt!r}: this version reads {readable}')
+
+
 def _episode(obj: dict, max_chars: int) -> dict[str, Any]:
     return {
         "user_input": _text(obj, "user_input", max_chars),
@@ -175,6 +191,7 @@ def parse_transcripts(
             sessions.append(current)
         try:
             if kind == "session":
+                _check_format(obj)
                 title = obj.get("title") or ""
                 current.title = title if isinstance(title, str) else ""
                 current.metadata = _metadata(obj)

@@ -57,6 +57,8 @@ def record_revision(*, summary: Summary, source: str, actor=None) -> SummaryRevi
         token_count=summary.token_count,
         first_episode_id=summary.first_episode_id,
         last_episode_id=summary.last_episode_id,
+        first_position=summary.first_position,
+        last_position=summary.last_position,
         curated=summary.curated,
     )
 
@@ -85,16 +87,16 @@ def summary_create_manual(
 ) -> Summary:
     """A row written by a person (API or admin): curated from the start."""
     with transaction.atomic():
-        row = Summary.objects.create(
+        row = Summary(
             session=session,
             content=content,
             token_count=count_tokens(content),
-            first_episode_id=first_episode_id,
-            last_episode_id=last_episode_id,
             curated=True,
             curated_by=_person(actor),
             model="",
         )
+        row.cover(first_episode_id=first_episode_id, last_episode_id=last_episode_id)
+        row.save(force_insert=True)
         refresh_coverage(session.pk)
     return row
 
@@ -106,8 +108,7 @@ def summary_restore(*, revision: SummaryRevision, actor=None) -> Summary:
         record_revision(summary=summary, source=Source.RESTORE, actor=actor)
         summary.content = revision.content
         summary.token_count = revision.token_count
-        summary.first_episode_id = revision.first_episode_id
-        summary.last_episode_id = revision.last_episode_id
+        summary.cover(first_episode_id=revision.first_episode_id, last_episode_id=revision.last_episode_id)
         # A restored text is a person's choice: keep it out of automatic
         # passes, and record whose, as an edit does.
         summary.curated = True

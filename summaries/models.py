@@ -7,7 +7,8 @@ from django.conf import settings
 from django.db import models
 
 from sessions_app.access import has_staff_permission
-from sessions_app.models import ChatSession
+from sessions_app.labels import exchanges_label
+from sessions_app.models import ChatSession, Episode
 
 VIEW_SUMMARIES = "summaries.view_summary"
 CHANGE_SUMMARIES = "summaries.change_summary"
@@ -47,6 +48,11 @@ class Summary(models.Model):
     # session tile its episodes: in order, no overlap, no gap.
     first_episode_id = models.BigIntegerField()
     last_episode_id = models.BigIntegerField()
+    # The same range as people read it: the positions of its first and last
+    # episodes in the session (``Episode.position``), written with the ids
+    # (``cover``), so a list of rows names them without reading episodes.
+    first_position = models.PositiveIntegerField(default=0, editable=False)
+    last_position = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -84,11 +90,23 @@ class Summary(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Summary {self.episode_range} of session {self.session_id}"
+        return f"{self.exchanges} of “{self.session}”"
 
     @property
     def episode_range(self) -> str:
         return f"{self.first_episode_id}-{self.last_episode_id}"
+
+    @property
+    def exchanges(self) -> str:
+        """The range as people read it: ``Exchanges 5–12`` (``Exchange 5`` for one)."""
+        return exchanges_label(self.first_position, self.last_position)
+
+    def cover(self, *, first_episode_id: int, last_episode_id: int) -> None:
+        """Set the row's range (not saved), its positions read from the episodes (one query)."""
+        self.first_episode_id, self.last_episode_id = first_episode_id, last_episode_id
+        self.first_position, self.last_position = Episode.objects.range_positions(
+            self.session_id, first_episode_id, last_episode_id
+        )
 
 
 class SummaryRevision(models.Model):
@@ -112,6 +130,9 @@ class SummaryRevision(models.Model):
     token_count = models.PositiveIntegerField(default=0)
     first_episode_id = models.BigIntegerField()
     last_episode_id = models.BigIntegerField()
+    # The range's positions as the row had them (``Summary.first_position``).
+    first_position = models.PositiveIntegerField(default=0, editable=False)
+    last_position = models.PositiveIntegerField(default=0, editable=False)
     curated = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -119,7 +140,12 @@ class SummaryRevision(models.Model):
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
-        return f"Revision of summary {self.summary_id} ({self.get_source_display()})"
+        return f"{self.summary} before the {self.get_source_display().lower()}"
+
+    @property
+    def exchanges(self) -> str:
+        """The range it had, as people read it (``Summary.exchanges``)."""
+        return exchanges_label(self.first_position, self.last_position)
 
 
 class SummarizationState(models.Model):
@@ -161,7 +187,7 @@ class SummarizationState(models.Model):
         indexes = [models.Index(fields=["state"], name="summ_state_idx")]
 
     def __str__(self) -> str:
-        return f"{self.get_state_display()} ({self.session_id})"
+        return f"{self.get_state_display()} (“{self.session}”)"
 
 
 class UtilityCall(models.Model):

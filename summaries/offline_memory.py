@@ -68,8 +68,7 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
         reply = "" if is_offline_reply(exchange.response) else exchange.response
         retrieved.append(
             {
-                # position once episodes carry it
-                "label": episode_label(created_at=created_at, position=pk),
+                "label": episode_label(created_at=created_at, position=exchange.position),
                 "text": nearest_sentences(exchange.user_input, asked, USER_SENTENCES),
                 "reply": nearest_sentences(reply, asked, REPLY_SENTENCES),
             }

@@ -107,9 +107,10 @@ def _revise(
     uncurate: bool = False,
 ) -> None:
     """Step 3: keep ``row``'s state as a revision (when it exists), then
-    write the model's text, its range and cost (``uncurate``: the row is no
-    longer a person's text, and says whether it was one until now), and save.
-    Call holding the row's lock (or with a new, unsaved row)."""
+    write the model's text, its range (ids and positions) and cost
+    (``uncurate``: the row is no longer a person's text, and says whether it
+    was one until now), and save. Call holding the row's lock (or with a
+    new, unsaved row)."""
     if row.pk is not None:
         record_revision(summary=row, source=source, actor=actor)
     if uncurate:
@@ -117,7 +118,7 @@ def _revise(
         row.curated = False
         row.curated_by = None
     content = result.text.strip()
-    row.first_episode_id, row.last_episode_id = first_episode_id, last_episode_id
+    row.cover(first_episode_id=first_episode_id, last_episode_id=last_episode_id)
     row.truncated_chars = truncated_chars
     row.content = content
     row.token_count = count_tokens(content)

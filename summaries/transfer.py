@@ -1,15 +1,20 @@
 """A user's memory as JSON lines, out and in: sessions with their summaries.
 
-The lines are ``sessions_app.transcripts``' (a ``nexus-transcript/1`` header
+The lines are ``sessions_app.transcripts``' (a ``nexus-transcript/2`` header
 per session, then its episodes oldest first), each session followed by its
 summary rows, oldest range first::
 
-    {"type": "summary", "content", "first_index", "last_index", "curated",
-     "token_count", "model", "created_at"}
+    {"type": "summary", "content", "first_index", "last_index", "first_position",
+     "last_position", "curated", "token_count", "model", "created_at"}
 
-``first_index`` and ``last_index`` are positions (from 0) of episode lines
-in that session's part of the file, since episode ids do not survive an
-import: the rows are recreated on the new ids, with their curated flag.
+``first_index`` and ``last_index`` count (from 0) the episode lines in that
+session's part of the file, since episode ids do not survive an import:
+the rows are recreated on the new ids, with their curated flag.
+``first_position`` and ``last_position`` are the row's range as people read
+it in the exported session ("Exchanges 5–12"); like the episode lines'
+``position`` they are informational (``nexus-transcript/1`` files have
+none): the import numbers the episodes anew and takes the rows' positions
+from them.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ SUMMARY = "summary"
 
 def _summary_lines(session: ChatSession, ids: list[int]) -> Iterator[str]:
     rows = Summary.objects.chain(session.pk).values(
-        "content", "first_episode_id", "last_episode_id", "curated", "token_count", "model", "created_at"
-    )
+        "content", "first_episode_id", "last_episode_id", "first_position", "last_position",
+        "curated", "token_count", "model", "created_at",
+    )  # fmt: skip
     for row in rows:
         first = bisect.bisect_left(ids, row["first_episode_id"])
         last = bisect.bisect_right(ids, row["last_episode_id"]) - 1
@@ -48,6 +54,8 @@ def _summary_lines(session: ChatSession, ids: list[int]) -> Iterator[str]:
             "content": row["content"],
             "first_index": first,
             "last_index": last,
+            "first_position": row["first_position"],
+            "last_position": row["last_position"],
             "curated": row["curated"],
             "token_count": row["token_count"],
             "model": row["model"],
@@ -125,14 +133,16 @@ def memory_import(
             session = transcript_import(owner=owner, transcript=transcript, title=title)
             rows = transcript.extras.get(SUMMARY, [])
             if rows:
-                ids = list(Episode.objects.for_session(session.pk).values_list("pk", flat=True))
+                numbered = list(Episode.objects.for_session(session.pk).values_list("pk", "position"))
                 Summary.objects.bulk_create(
                     Summary(
                         session=session,
                         content=row["content"],
                         token_count=count_tokens(row["content"]),
-                        first_episode_id=ids[row["first_index"]],
-                        last_episode_id=ids[row["last_index"]],
+                        first_episode_id=numbered[row["first_index"]][0],
+                        last_episode_id=numbered[row["last_index"]][0],
+                        first_position=numbered[row["first_index"]][1],
+                        last_position=numbered[row["last_index"]][1],
                         curated=row["curated"],
                         model=row["model"],
                     )

@@ -55,8 +55,9 @@ class EpisodeFactory(factory.django.DjangoModelFactory):
 
 
 class SummaryFactory(factory.django.DjangoModelFactory):
-    """A summary row written straight to the table, with the state row's
-    coverage brought up to date as every service that writes the chain does."""
+    """A summary row written straight to the table, with its positions read
+    from its episodes and the state row's coverage brought up to date, as
+    every service that writes the chain does."""
 
     class Meta:
         model = Summary
@@ -69,6 +70,10 @@ class SummaryFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
+        if "first_position" not in kwargs:
+            kwargs["first_position"], kwargs["last_position"] = Episode.objects.range_positions(
+                kwargs["session"].pk, kwargs["first_episode_id"], kwargs["last_episode_id"]
+            )
         row = super()._create(model_class, *args, **kwargs)
         refresh_coverage(row.session_id)
         return row

@@ -212,7 +212,8 @@ def test_session_page_shows_its_summary_chain_and_links_to_its_episodes(staff_br
     response = staff_browser.get(reverse("admin:sessions_app_chatsession_change", args=[session.pk]))
     html = response.content.decode()
     assert "Early part." in html and "Later part." in html
-    assert f"{episodes[0].pk}-{episodes[1].pk}" in html
+    # The chain names each row's range by positions in the session.
+    assert "Exchanges 1–2" in html and "Exchanges 3–4" in html
     assert reverse("admin:summaries_summary_change", args=[first.pk]) in html
     assert f"{EPISODES_URL}?session={session.uuid}" in html
     # Read-mostly: the inline offers no add or delete.

@@ -92,7 +92,8 @@ def test_summary_list_query_count_does_not_grow(staff_browser):
 def test_summary_list_columns(staff_browser):
     summary = covered_summary(content="Short row.")
     html = staff_browser.get(SUMMARIES_URL).content.decode()
-    assert f"Episodes {summary.episode_range}" in html
+    # Named by positions in the session, never by internal ids.
+    assert "Exchanges 1–3" in html and f"Episodes {summary.episode_range}" not in html
     assert str(summary.session) in html
     assert "qwen2.5:1.5b" in html
     assert f'<td class="field-token_count">{summary.token_count}</td>' in html
@@ -301,12 +302,12 @@ def test_restore_that_opens_a_gap_in_the_chain_warns(staff_browser, staff_user):
     row = SummaryFactory(session=session, first_episode_id=episodes[0].pk, last_episode_id=episodes[1].pk)
     summary_curate(summary=row, content="edited", actor=staff_user)
     # The row grew after that edit and a later row followed it.
-    Summary.objects.filter(pk=row.pk).update(last_episode_id=episodes[3].pk)
+    Summary.objects.filter(pk=row.pk).update(last_episode_id=episodes[3].pk, last_position=4)
     SummaryFactory(session=session, first_episode_id=episodes[4].pk, last_episode_id=episodes[5].pk)
     response = staff_browser.post(restore_url(row, row.revisions.get()), follow=True)
     warnings = [str(m) for m in response.context["messages"] if m.level_tag == "warning"]
     expected = (
-        f"Episodes after {episodes[1].pk} up to {episodes[3].pk} are no longer covered by this row and a "
+        "Exchanges after #2 up to #4 are no longer covered by this row and a "
         "later row follows it; rebuild the session's chain to cover them again."
     )
     assert warnings == [expected]

@@ -83,7 +83,9 @@ def test_chat_json_sends_the_context_and_stores_the_episode(api_client, session,
     assert body["reply"] == reply_text(expected_context.prompt)
     episode = Episode.objects.get(pk=body["episode"]["id"])
     assert (episode.user_input, episode.response) == ("What else did he write?", body["reply"])
-    assert set(body["episode"]) == {"id", "user_input", "response", "token_count", "metadata", "created_at"}
+    assert set(body["episode"]) == {
+        "id", "position", "user_input", "response", "token_count", "metadata", "created_at"
+    }
     assert body["episode"]["token_count"] == episode.token_count > 0
     assert body["context"] == {
         "token_count": expected_context.token_count,

@@ -260,7 +260,7 @@ def test_a_budget_too_small_for_the_question_is_refused(chained_session):
 
 def test_the_recent_window_is_trimmed_from_its_oldest_end_only_when_nothing_else_is_left(chained_session):
     session, episodes, _ = chained_session
-    recent = [Exchange(e.pk, e.user_input, e.response) for e in episodes[15:]]
+    recent = [Exchange(e.pk, e.user_input, e.response, e.position) for e in episodes[15:]]
     no_extras = count_tokens(
         render_prompt(question="Keep me", recent=recent, earlier=[], has_earlier_episodes=True)
     )
@@ -309,13 +309,18 @@ def test_a_chain_longer_than_the_cap_is_reported_not_read(chained_session, setti
 def _fill(session: ChatSession, n: int) -> None:
     """``n`` episodes by bulk insert, the session's counters kept right."""
     tokens = count_episode_tokens("q", "a.")
+    start = ChatSession.objects.get(pk=session.pk).cached_last_position
     Episode.objects.bulk_create(
-        (Episode(session=session, user_input="q", response="a.", token_count=tokens) for _ in range(n)),
+        (
+            Episode(session=session, position=start + k, user_input="q", response="a.", token_count=tokens)
+            for k in range(1, n + 1)
+        ),
         batch_size=5_000,
     )
     ChatSession.objects.filter(pk=session.pk).update(
         cached_episode_count=F("cached_episode_count") + n,
         cached_total_tokens=F("cached_total_tokens") + n * tokens,
+        cached_last_position=F("cached_last_position") + n,
     )
 
 

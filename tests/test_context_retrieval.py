@@ -47,7 +47,8 @@ def test_an_old_fact_is_quoted_in_full_with_its_date_between_summary_and_recent(
     fact = episodes[3]
     result = build_context(session=session, question="Which city does Ines live in now?", budget=2000)
     assert fact.pk in result.retrieved
-    quoted = f"[{day(fact.created_at)}] Q: {fact.user_input}\nA: {fact.response}"
+    # Labelled with its day and its number in the session: the fourth exchange.
+    quoted = f"[{day(fact.created_at)} · #4] Q: {fact.user_input}\nA: {fact.response}"
     prompt = result.prompt
     assert quoted in prompt
     assert (
@@ -58,6 +59,10 @@ def test_an_old_fact_is_quoted_in_full_with_its_date_between_summary_and_recent(
     )
     # The recent window is never quoted twice.
     assert not set(result.retrieved) & set(result.recent)
+    # Every episode that went in is named by its position as well.
+    numbered = {e.pk: e.position for e in episodes}
+    assert result.positions == {pk: numbered[pk] for pk in result.retrieved + result.recent + result.digest}
+    assert result.as_dict()["positions"][str(fact.pk)] == 4
 
 
 def test_retrieved_exchanges_are_oldest_first(long_session):

@@ -15,11 +15,15 @@ pytestmark = pytest.mark.django_db
 
 
 def _bulk(session: ChatSession, n: int) -> None:
+    start = ChatSession.objects.get(pk=session.pk).cached_last_position
     Episode.objects.bulk_create(
-        Episode(session=session, user_input="q", response="a", token_count=2) for _ in range(n)
+        Episode(session=session, position=start + k, user_input="q", response="a", token_count=2)
+        for k in range(1, n + 1)
     )
     ChatSession.objects.filter(pk=session.pk).update(
-        cached_episode_count=F("cached_episode_count") + n, cached_total_tokens=F("cached_total_tokens") + 2 * n
+        cached_episode_count=F("cached_episode_count") + n,
+        cached_total_tokens=F("cached_total_tokens") + 2 * n,
+        cached_last_position=F("cached_last_position") + n,
     )
 
 

@@ -44,10 +44,12 @@ def test_export_streams_json_lines_whatever_the_accept_header(api_client, owner,
     kinds = [line.get("type", "episode") for line in lines]
     assert kinds == ["session", *["episode"] * 5, "summary", "summary", "session", "episode"]
     assert [line["title"] for line in lines if line.get("type") == "session"] == ["First", "Second"]
-    assert lines[0]["format"] == "nexus-transcript/1"
+    assert lines[0]["format"] == "nexus-transcript/2"
+    assert [line["position"] for line in lines if "user_input" in line] == [1, 2, 3, 4, 5, 1]
     summaries = [line for line in lines if line.get("type") == "summary"]
     assert [(s["first_index"], s["last_index"], s["curated"]) for s in summaries] == [(0, 1, False), (2, 3, True)]
     assert {"content", "first_index", "last_index", "curated"} <= set(summaries[0])
+    assert [(s["first_position"], s["last_position"]) for s in summaries] == [(1, 2), (3, 4)]
     assert all("created_at" in line for line in lines if "user_input" in line)
 
 
@@ -72,7 +74,7 @@ def test_export_user_round_trips_everything(owner, other_user, tmp_path, setting
     copies = list(ChatSession.objects.filter(owner=other_user).order_by("pk"))
     assert [(c.title, c.metadata) for c in copies] == [(o.title, o.metadata) for o in originals]
     for original, copy in zip(originals, copies, strict=True):
-        fields = ("user_input", "response", "metadata", "created_at", "token_count")
+        fields = ("position", "user_input", "response", "metadata", "created_at", "token_count")
         assert list(Episode.objects.for_session(copy.pk).values_list(*fields)) == list(
             Episode.objects.for_session(original.pk).values_list(*fields)
         )
@@ -101,4 +103,70 @@ def test_import_refuses_summary_lines_that_do_not_fit(owner, tmp_path):
     with pytest.raises(Exception, match="3 bad lines"):
         call_command("import_transcript", str(path), "--owner", "owner", stderr=err)
     assert [line.split(":")[0] for line in err.getvalue().splitlines()] == ["line 3", "line 4", "line 5"]
+    assert not ChatSession.objects.exists()
+
+
+def _import(tmp_path, text: str, owner: str = "owner") -> list[ChatSession]:
+    path = tmp_path / "memory.jsonl"
+    path.write_text(text)
+    call_command("import_transcript", str(path), "--owner", owner, stdout=io.StringIO())
+    return list(ChatSession.objects.filter(owner__username=owner).order_by("pk"))
+
+
+def test_export_carries_positions_with_their_gaps_and_the_import_numbers_anew(owner, other_user, tmp_path):
+    session = ChatSessionFactory(owner=owner, title="Gappy")
+    eps = EpisodeFactory.create_batch(5, session=session)
+    eps[1].delete()
+    SummaryFactory(session=session, content="Row.", first_episode_id=eps[2].pk, last_episode_id=eps[4].pk)
+    out = io.StringIO()
+    call_command("export_user", "owner", stdout=out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["position"] for line in lines if "user_input" in line] == [1, 3, 4, 5]
+    (row,) = [line for line in lines if line.get("type") == "summary"]
+    assert (row["first_index"], row["last_index"]) == (1, 3)
+    assert (row["first_position"], row["last_position"]) == (3, 5)
+
+    (copy,) = _import(tmp_path, out.getvalue(), owner="other")
+    # Positions in the file are informational: the copy counts from 1, in line order, with no gap.
+    assert list(Episode.objects.for_session(copy.pk).values_list("position", flat=True)) == [1, 2, 3, 4]
+    assert ChatSession.objects.get(pk=copy.pk).cached_last_position == 4
+    assert Summary.objects.get(session=copy).exchanges == "Exchanges 2–4"
+
+
+def test_import_reads_version_1_files_without_positions(owner, tmp_path):
+    (session,) = _import(
+        tmp_path,
+        '{"type": "session", "format": "nexus-transcript/1", "title": "Old"}\n'
+        '{"user_input": "first", "response": "a"}\n'
+        '{"user_input": "second", "response": "b"}\n'
+        '{"user_input": "third", "response": "c"}\n'
+        '{"type": "summary", "content": "Two.", "first_index": 0, "last_index": 1}\n',
+    )
+    numbered = list(Episode.objects.for_session(session.pk).values_list("user_input", "position"))
+    assert numbered == [("first", 1), ("second", 2), ("third", 3)]
+    assert Summary.objects.get(session=session).exchanges == "Exchanges 1–2"
+
+
+def test_import_ignores_positions_in_the_file(owner, tmp_path):
+    (session,) = _import(
+        tmp_path,
+        '{"type": "session", "format": "nexus-transcript/2", "title": "New"}\n'
+        '{"position": 7, "user_input": "first", "response": "a"}\n'
+        '{"position": 3, "user_input": "second", "response": "b"}\n'
+        '{"position": "not even a number", "user_input": "third", "response": "c"}\n',
+    )
+    numbered = list(Episode.objects.for_session(session.pk).values_list("user_input", "position"))
+    assert numbered == [("first", 1), ("second", 2), ("third", 3)]
+
+
+def test_import_refuses_a_format_it_does_not_know(owner, tmp_path):
+    path = tmp_path / "future.jsonl"
+    path.write_text(
+        '{"type": "session", "format": "nexus-transcript/3", "title": "x"}\n'
+        '{"user_input": "a", "response": "b"}\n'
+    )
+    err = io.StringIO()
+    with pytest.raises(Exception, match="1 bad line"):
+        call_command("import_transcript", str(path), "--owner", "owner", stderr=err)
+    assert err.getvalue().startswith("line 1: unknown \"format\" 'nexus-transcript/3'")
     assert not ChatSession.objects.exists()

@@ -2,6 +2,14 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from sessions_app.models import ChatSession, Episode
+from sessions_app.search import rank_session
+from sessions_app.search.schema import FTS
+from sessions_app.services import episode_create
+from summaries.models import Summary
 
 
 @pytest.mark.django_db
@@ -11,3 +19,83 @@ def test_models_and_migrations_agree():
         call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
     except SystemExit as exc:  # makemigrations --check exits 1 when a migration is missing
         pytest.fail(f"Missing migrations (exit {exc.code}):\n{out.getvalue()}")
+
+
+# --- positions (sessions_app 0006, summaries 0007) -----------------------------
+
+BEFORE_POSITIONS = [("sessions_app", "0005_episode_vector"), ("summaries", "0006_model_call_cap")]
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+def _latest():
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
+def _sqlite_triggers() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        return {name for (name,) in cursor.fetchall()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_positions_are_filled_by_id_per_session_and_search_still_indexes_new_writes():
+    old = _migrate(BEFORE_POSITIONS)
+    try:
+        if connection.vendor == "sqlite":  # reversed, the migration rebuilt the table and restored them
+            assert {f"{FTS}_insert", f"{FTS}_delete", f"{FTS}_update"} <= _sqlite_triggers()
+        user = old.get_model("auth", "User").objects.create(username="migrated")
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        OldEpisode = old.get_model("sessions_app", "Episode")
+        a = OldSession.objects.create(owner=user, title="Trip planning")
+        b = OldSession.objects.create(owner=user, title="Other")
+        empty = OldSession.objects.create(owner=user, title="Empty")
+        # Interleaved ids: a1 b1 a2 a3 b2 a4; a3 was deleted before positions existed.
+        made = [
+            OldEpisode.objects.create(session=s, user_input=f"{s.title} {n}", response="r", token_count=2)
+            for n, s in enumerate([a, b, a, a, b, a])
+        ]
+        made[3].delete()
+        row = old.get_model("summaries", "Summary").objects.create(
+            session=a, content="c", first_episode_id=made[2].pk, last_episode_id=made[5].pk
+        )
+        old.get_model("summaries", "SummaryRevision").objects.create(
+            summary=row, source="automatic", content="before", first_episode_id=made[0].pk,
+            last_episode_id=made[2].pk,
+        )  # fmt: skip
+    finally:
+        _migrate(_latest())
+
+    by_id = dict(Episode.objects.order_by().values_list("pk", "position"))
+    # Numbered by id among the rows that exist (row_number per session).
+    assert [by_id[e.pk] for e in (made[0], made[2], made[5])] == [1, 2, 3]
+    assert [by_id[e.pk] for e in (made[1], made[4])] == [1, 2]
+    last = dict(ChatSession.objects.values_list("pk", "cached_last_position"))
+    assert (last[a.pk], last[b.pk], last[empty.pk]) == (3, 2, 0)
+    summary = Summary.objects.select_related("session").get(pk=row.pk)
+    assert (summary.first_position, summary.last_position) == (2, 3)
+    assert str(summary) == "Exchanges 2–3 of “Trip planning”"
+    revision = summary.revisions.get()
+    assert (revision.first_position, revision.last_position) == (1, 2)
+
+    # The counter goes on from the numbers given, and the full-text index
+    # still takes new writes (on SQLite the rebuilt table needed its triggers back).
+    session = ChatSession.objects.get(pk=a.pk)
+    written = episode_create(session=session, user_input="the zanzibar ferry leaves at nine", response="ok")
+    assert written.position == 4
+    session.refresh_from_db()
+    hits = rank_session(
+        session_pk=session.pk,
+        episode_count=session.cached_episode_count,
+        total_tokens=session.cached_total_tokens,
+        text="zanzibar",
+        limit=5,
+    )
+    assert [hit.episode_id for hit in hits] == [written.pk]
+    if connection.vendor == "sqlite":
+        assert {f"{FTS}_insert", f"{FTS}_delete", f"{FTS}_update"} <= _sqlite_triggers()

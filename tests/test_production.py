@@ -474,7 +474,9 @@ def test_export_writes_a_header_and_one_line_per_episode(owner):
     assert header["episode_count"] == 3
     assert [line["user_input"] for line in lines] == [e.user_input for e in eps]
     assert [line["metadata"] for line in lines] == [{"n": 0}, {"n": 1}, {"n": 2}]
-    assert set(lines[0]) == {"user_input", "response", "created_at", "metadata"}
+    assert header["format"] == "nexus-transcript/2"
+    assert set(lines[0]) == {"position", "user_input", "response", "created_at", "metadata"}
+    assert [line["position"] for line in lines] == [1, 2, 3]
 
 
 def test_export_to_a_file_and_unknown_session(owner, tmp_path):

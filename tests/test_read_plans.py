@@ -28,12 +28,14 @@ LARGE = 12_000
 
 
 def _fill(session: ChatSession, n: int, word: str) -> None:
-    """``n`` episodes in one statement; every one holds ``word`` and "memory"."""
+    """``n`` episodes of a new session in one statement; every one holds ``word`` and "memory"."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            INSERT INTO sessions_app_episode (session_id, user_input, response, token_count, created_at, metadata)
-            SELECT %s, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s, 12, %s, '{}'
+            INSERT INTO sessions_app_episode
+                   (session_id, position, user_input, response, token_count, created_at, metadata)
+            SELECT %s, g, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s,
+                   12, %s, '{}'
               FROM generate_series(1, %s) AS g
             """,
             [session.pk, word, word, timezone.now(), n],
@@ -42,7 +44,7 @@ def _fill(session: ChatSession, n: int, word: str) -> None:
             """
             UPDATE sessions_app_chatsession s
                SET cached_episode_count = e.n, cached_total_tokens = e.t,
-                   cached_last_episode_id = e.last, cached_last_episode_at = %s
+                   cached_last_episode_id = e.last, cached_last_episode_at = %s, cached_last_position = e.n
               FROM (SELECT count(*) AS n, sum(token_count) AS t, max(id) AS last
                       FROM sessions_app_episode WHERE session_id = %s) e
              WHERE s.id = %s

@@ -117,9 +117,13 @@ def test_counters_equal_aggregate_after_concurrent_writes():
     assert row.cached_episode_count == row.episode_count
     assert row.cached_total_tokens == row.total_tokens
     assert row.cached_last_episode_id == row.last_episode_id
-    # Ids were handed out in commit order under the session's row lock.
-    ids = list(Episode.objects.for_session(session.pk).values_list("pk", flat=True))
+    # Ids were handed out in commit order under the session's row lock, and
+    # positions with them: every writer got its own, with no gap.
+    rows = list(Episode.objects.for_session(session.pk).values_list("pk", "position"))
+    ids = [pk for pk, _ in rows]
     assert ids == sorted(ids)
+    assert [position for _, position in rows] == list(range(1, writers * per_writer + 1))
+    assert row.cached_last_position == writers * per_writer
 
 
 def counters_of(session: ChatSession) -> tuple[int, int, int | None]:

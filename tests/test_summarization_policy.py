@@ -72,10 +72,11 @@ def add_episodes(session, n: int, *, size: int = 0) -> list[Episode]:
 
 
 def assert_tiles(session) -> list[Summary]:
-    """Rows are ordered, do not overlap, leave no gap, and start at the first episode."""
+    """Rows are ordered, do not overlap, leave no gap, and start at the first
+    episode; each names its range by its episodes' positions too."""
     rows = list(Summary.objects.chain(session.pk))
-    ids = list(Episode.objects.for_session(session.pk).values_list("pk", flat=True))
-    covered = [pk for pk in ids if rows and pk <= rows[-1].last_episode_id]
+    numbered = dict(Episode.objects.for_session(session.pk).values_list("pk", "position"))
+    covered = [pk for pk in numbered if rows and pk <= rows[-1].last_episode_id]
     position = 0
     for row in rows:
         span = [pk for pk in covered if row.first_episode_id <= pk <= row.last_episode_id]
@@ -83,6 +84,7 @@ def assert_tiles(session) -> list[Summary]:
         assert span == covered[position : position + len(span)], (
             f"row {row.episode_range} overlaps or leaves a gap"
         )
+        assert (row.first_position, row.last_position) == (numbered[span[0]], numbered[span[-1]])
         position += len(span)
     assert position == len(covered)
     return rows

@@ -58,6 +58,10 @@ class EpisodeSerializer(serializers.Serializer):
     """An episode as read (declared fields: no model introspection per request)."""
 
     id = serializers.IntegerField(read_only=True)
+    position = serializers.IntegerField(
+        read_only=True,
+        help_text="Its number in its session, from 1 (#12); never reused: a deleted one leaves a gap.",
+    )
     user_input = serializers.CharField(read_only=True)
     response = serializers.CharField(read_only=True)
     token_count = serializers.IntegerField(read_only=True)
@@ -139,6 +143,7 @@ def episode_payload(episode: Episode) -> dict[str, Any]:
     """``EpisodeSerializer(episode).data``, built directly."""
     return {
         "id": episode.pk,
+        "position": episode.position,
         "user_input": episode.user_input,
         "response": episode.response,
         "token_count": episode.token_count,

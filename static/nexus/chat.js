@@ -197,7 +197,7 @@
 
   function episodeMeta(ep) {
     var meta = make("p", "msg-meta");
-    meta.appendChild(document.createTextNode("#" + ep.id + " · " + plural(ep.token_count || 0, "token", "tokens") + " · "));
+    meta.appendChild(document.createTextNode("#" + ep.position + " · " + plural(ep.token_count || 0, "token", "tokens") + " · "));
     if (ep.created_at) meta.appendChild(timeElement(ep.created_at));
     return meta;
   }
@@ -606,12 +606,19 @@
 
   /* ------------------------------------------------------------ summaries */
 
+  /* A summary row's range as people read it (sessions_app.labels.exchanges_label). */
+  function exchangesLabel(summary) {
+    var first = summary.first_position;
+    var last = summary.last_position;
+    return first === last ? "Exchange " + first : "Exchanges " + first + "–" + last;
+  }
+
   function buildCard(summary) {
     var item = make("li", "summary-card" + (summary.curated ? " is-curated" : ""));
     item.dataset.summaryId = summary.id;
     var head = make("div", "summary-card-head");
     head.appendChild(
-      make("h3", "summary-range", "Episodes " + summary.first_episode_id + "–" + summary.last_episode_id)
+      make("h3", "summary-range", exchangesLabel(summary))
     );
     if (summary.curated) {
       var by = summary.curated_by_you ? "you" : summary.curated_by_staff ? "staff" : "";
@@ -662,7 +669,7 @@
     var fragment = document.createDocumentFragment();
     rows.forEach(function (summary) {
       var card = buildCard(summary);
-      var key = "Episodes " + summary.first_episode_id + "–" + summary.last_episode_id + "\n" + summary.content;
+      var key = exchangesLabel(summary) + "\n" + summary.content;
       if (before[String(summary.id)] !== key) {
         card.classList.add("is-fresh");
         changed = true;
@@ -844,7 +851,7 @@
       var snippet = make("span", "search-snippet");
       snippet.appendChild(highlighted(String(result.snippet || ""), result.highlights));
       button.appendChild(snippet);
-      var meta = make("span", "search-meta", "#" + result.episode.id + " · ");
+      var meta = make("span", "search-meta", "#" + result.episode.position + " · ");
       if (result.episode.created_at) meta.appendChild(timeElement(result.episode.created_at));
       button.appendChild(meta);
       item.appendChild(button);
@@ -1007,20 +1014,20 @@
     el.contextOmitted.textContent = omitted;
     el.contextOmitted.hidden = !omitted;
     el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
-    renderRetrieved(Array.isArray(data.retrieved) ? data.retrieved : []);
+    renderRetrieved(Array.isArray(data.retrieved) ? data.retrieved : [], data.positions || {});
     el.contextResult.hidden = false;
   }
 
   /* The retrieved exchanges, apart from summaries and recent ones: each
-     names its exchange and shows it in the conversation when clicked. */
-  function renderRetrieved(ids) {
+     names its exchange by its position and shows it in the conversation when clicked. */
+  function renderRetrieved(ids, positions) {
     el.contextRetrievedCount.textContent = ids.length;
     el.contextRetrieved.hidden = ids.length === 0;
     var fragment = document.createDocumentFragment();
     ids.forEach(function (id) {
       var item = make("li", "context-retrieved-item");
       item.dataset.episodeId = id;
-      var button = make("button", "context-retrieved-button", "#" + id);
+      var button = make("button", "context-retrieved-button", "#" + (positions[String(id)] || "?"));
       button.type = "button";
       button.dataset.episodeId = id;
       button.title = "Show this exchange in the conversation";

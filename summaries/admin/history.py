@@ -22,7 +22,7 @@ class SummaryRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "token_count",
         "curated",
     )
-    list_select_related = ("summary", "actor")
+    list_select_related = ("summary__session", "actor")
     list_filter = ("source",)
     search_fields = ("content",)
     ordering = ("-created_at", "-pk")
@@ -45,7 +45,8 @@ class SummaryRevisionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="range before")
     def episode_range(self, obj: SummaryRevision) -> str:
-        return f"{obj.first_episode_id}-{obj.last_episode_id}"
+        return obj.exchanges
+
 
 
 @admin.register(SummarizationState)

@@ -107,13 +107,14 @@ class SummaryInline(admin.TabularInline):
         return (
             super()
             .get_queryset(request)
+            .select_related("session")  # each row is named by its session's title
             .defer("content")
             .annotate(content_head=Left("content", PREVIEW_CHARS + 1))
         )
 
-    @admin.display(description="episodes")
+    @admin.display(description="exchanges")
     def episode_range(self, obj: Summary) -> str:
-        return obj.episode_range
+        return obj.exchanges
 
     @admin.display(description="content")
     def content_preview(self, obj: Summary) -> str:

@@ -103,9 +103,9 @@ class SummaryAdmin(admin.ModelAdmin):
 
     # --- list columns -----------------------------------------------------------
 
-    @admin.display(description="episodes", ordering="first_episode_id")
+    @admin.display(description="exchanges", ordering="first_episode_id")
     def range_link(self, obj: Summary) -> str:
-        return f"Episodes {obj.episode_range}"
+        return obj.exchanges
 
     # --- change page --------------------------------------------------------------
 
@@ -114,9 +114,9 @@ class SummaryAdmin(admin.ModelAdmin):
         url = reverse("admin:sessions_app_chatsession_change", args=[obj.session_id])
         return format_html('<a href="{}">{}</a> ({})', url, obj.session, obj.session.uuid)
 
-    @admin.display(description="episode range")
+    @admin.display(description="exchanges")
     def episode_range(self, obj: Summary) -> str:
-        return obj.episode_range
+        return f"{obj.exchanges} (episode ids {obj.episode_range})"
 
     @admin.display(description="duration")
     def duration(self, obj: Summary) -> str:
@@ -125,7 +125,7 @@ class SummaryAdmin(admin.ModelAdmin):
     @admin.display(description="episodes covered")
     def covered_episodes(self, obj: Summary) -> str:
         covered = Episode.objects.after(obj.session_id, obj.first_episode_id - 1, obj.last_episode_id)
-        previews = with_previews(covered.only("pk", "session_id", "created_at", "token_count"))
+        previews = with_previews(covered.only("pk", "session_id", "position", "created_at", "token_count"))
         shown = list(previews[:COVERED_EPISODES_SHOWN])
         if not shown:
             return "None of the episodes in this range exist any more."
@@ -136,7 +136,7 @@ class SummaryAdmin(admin.ModelAdmin):
             (
                 (
                     reverse("admin:sessions_app_episode_change", args=[e.pk]),
-                    e.pk,
+                    f"#{e.position}",
                     e.token_count,
                     preview(e.user_input_head),
                     preview(e.response_head),
@@ -151,7 +151,7 @@ class SummaryAdmin(admin.ModelAdmin):
             else ngettext("%d episode.", "%d episodes.", total) % total
         )
         return format_html(
-            '<table class="covered-episodes"><thead><tr><th>id</th><th>tokens</th><th>user input</th>'
+            '<table class="covered-episodes"><thead><tr><th>exchange</th><th>tokens</th><th>user input</th>'
             "<th>response</th></tr></thead><tbody>{}</tbody></table>"
             '<p>{} <a href="{}">Open them in the episode list</a></p>',
             rows,
@@ -203,7 +203,7 @@ class SummaryAdmin(admin.ModelAdmin):
         if not self.has_change_permission(request, summary):
             raise PermissionDenied
         revision = get_object_or_404(SummaryRevision, pk=revision_id, summary=summary)
-        previous_last = summary.last_episode_id
+        previous_last, previous_last_position = summary.last_episode_id, summary.last_position
         restored = summary_restore(revision=revision, actor=request.user)
         when = f"{revision.created_at:%Y-%m-%d %H:%M:%S}"
         self.log_change(request, restored, f"Restored the text of {when} ({revision.get_source_display()}).")
@@ -219,8 +219,9 @@ class SummaryAdmin(admin.ModelAdmin):
         if restored.last_episode_id < previous_last and later_rows.exists():
             self.message_user(
                 request,
-                f"Episodes after {restored.last_episode_id} up to {previous_last} are no longer covered by "
-                "this row and a later row follows it; rebuild the session's chain to cover them again.",
+                f"Exchanges after #{restored.last_position} up to #{previous_last_position} are no longer "
+                "covered by this row and a later row follows it; rebuild the session's chain to cover them "
+                "again.",
                 messages.WARNING,
             )
         return HttpResponseRedirect(reverse("admin:summaries_summary_change", args=[restored.pk]))

@@ -164,6 +164,10 @@ class ContextSerializer(serializers.Serializer):
     digest = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
     )
+    positions = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Episode id (of retrieved, recent and digest) -> its position in the session (#12).",
+    )
     omitted = OmittedSerializer(help_text="What the budget left out.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
     within_budget = serializers.BooleanField()

@@ -13,7 +13,15 @@ class SummarySerializer(serializers.ModelSerializer):
     """A summary row. Reads expect ``session`` selected with the row."""
 
     session = serializers.UUIDField(source="session.uuid", read_only=True)
-    episode_range = serializers.CharField(read_only=True, help_text='"first-last", e.g. "259-263".')
+    episode_range = serializers.CharField(
+        read_only=True, help_text='"first-last" episode ids, e.g. "259-263".'
+    )
+    first_position = serializers.IntegerField(
+        read_only=True, help_text="Position in the session of the first episode covered (Exchanges 5–12: 5)."
+    )
+    last_position = serializers.IntegerField(
+        read_only=True, help_text="Position in the session of the last episode covered (Exchanges 5–12: 12)."
+    )
     curated_by_you = serializers.SerializerMethodField(help_text="The caller curated this row.")
     curated_by_staff = serializers.SerializerMethodField(help_text="Someone else curated this row.")
     replaced_curation = serializers.BooleanField(
@@ -32,6 +40,8 @@ class SummarySerializer(serializers.ModelSerializer):
             "episode_range",
             "first_episode_id",
             "last_episode_id",
+            "first_position",
+            "last_position",
             "curated",
             "curated_by_you",
             "curated_by_staff",

@@ -10,7 +10,7 @@ The prompt::
     [8 May 2023 – 12 June 2023] {summary rows, oldest first, then the digest of uncovered episodes}
 
     Relevant earlier exchanges:
-    [8 May 2023] Q: ...
+    [8 May 2023 · #12] Q: ...
     A: ...
 
     Recent conversation details:
@@ -84,8 +84,8 @@ __all__ = [
 
 # What a pair's labels and separator add to its episode's tokens.
 PAIR_LABEL_TOKENS = count_tokens("Q10: \nA10: " + SECTION_SEPARATOR)
-# What a retrieved exchange's date and labels add to its episode's tokens.
-RETRIEVED_LABEL_TOKENS = count_tokens("[18 May 2023] Q: \nA: " + SECTION_SEPARATOR)
+# What a retrieved exchange's label (date and position) and Q/A add to its episode's tokens.
+RETRIEVED_LABEL_TOKENS = count_tokens("[18 May 2023 · #1234] Q: \nA: " + SECTION_SEPARATOR)
 
 
 @dataclass(slots=True)
@@ -94,7 +94,9 @@ class ContextResult:
 
     ``summaries``, ``retrieved``, ``recent`` and ``digest`` hold the ids of
     the summary rows, the retrieved episodes, the recent episodes quoted in
-    full and the episodes quoted by the digest. ``omitted`` lists what was
+    full and the episodes quoted by the digest; ``positions`` maps each of
+    those episodes' ids to its position in the session (the ``#12`` people
+    read). ``omitted`` lists what was
     left out: ``{"summaries": [ids], "digest": [episode ids], "retrieved":
     [episode ids], "summaries_before_episode": id | None}``; the last is set
     when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that
@@ -113,6 +115,7 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     retrieved_by_rank: list[int] = field(default_factory=list)
+    positions: dict[int, int] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -135,6 +138,7 @@ class ContextResult:
             "retrieved": list(self.retrieved),
             "recent": list(self.recent),
             "digest": list(self.digest),
+            "positions": {str(pk): position for pk, position in self.positions.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "budget": self.budget,
             "within_budget": self.within_budget,
@@ -188,20 +192,26 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             has_earlier_episodes=has_earlier,
         )
 
-    fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk))
+    texts: dict[int, tuple[Exchange, Any]] = {}
+    fitted = fit(
+        budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk, texts)
+    )
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
     digest_kept = ("digest", None) in kept_ids
+    retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
+    quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
     return ContextResult(
         prompt=fitted.prompt,
         token_count=fitted.token_count,
         full_history_tokens=full_history_tokens(session=session, question=question),
         budget=budget,
         summaries=[part.id for part in chain if ("summary", part.id) in kept_ids],
-        retrieved=sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None),
+        retrieved=retrieved_ids,
         recent=[ex.id for ex in fitted.recent],
         digest=digest_ids if digest_kept else [],
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
+        positions={ex.id: ex.position for ex in quoted},
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
@@ -237,10 +247,9 @@ def _pieces(
     return retrieved + summaries + digest
 
 
-def _with_texts(session_pk: int) -> Complete:
+def _with_texts(session_pk: int, texts: dict[int, tuple[Exchange, Any]]) -> Complete:
     """Fill in the retrieved pieces' texts, reading only the episodes kept
-    (and the few the budget may try next) and each of them once."""
-    texts: dict[int, tuple[Exchange, Any]] = {}
+    (and the few the budget may try next) and each of them once, into ``texts``."""
 
     def complete(kept: list[Piece], upcoming: Sequence[Piece]) -> list[Piece]:
         wanted = [p.id for p in [*kept, *upcoming] if p.kind == "retrieved" and not p.text]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sessions_app.labels import day
+from sessions_app.labels import day, episode_label
 
 QUESTION_LABEL = "User Question: "
 SUMMARY_HEADER = "Conversation Summary (earlier context):"
@@ -27,6 +27,7 @@ class Exchange:
     id: int
     user_input: str
     response: str
+    position: int  # its number in the session (``Episode.position``)
 
 
 def date_span(first: datetime | None, last: datetime | None) -> str:
@@ -45,8 +46,9 @@ def format_pairs(exchanges: Sequence[Exchange]) -> str:
 
 
 def format_retrieved(exchange: Exchange, created_at: datetime) -> str:
-    """One retrieved exchange, quoted in full with its date."""
-    return f"[{day(created_at)}] Q: {exchange.user_input}\nA: {exchange.response}"
+    """One retrieved exchange, quoted in full under its label: ``[8 May 2023 · #12] Q: ...``."""
+    label = episode_label(created_at=created_at, position=exchange.position)
+    return f"{label} Q: {exchange.user_input}\nA: {exchange.response}"
 
 
 def render_prompt(

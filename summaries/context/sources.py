@@ -56,7 +56,7 @@ def _window_sql() -> str:
     # NULL in a subquery as text. CTEs read twice are computed once.
     return f"""
         WITH recent AS (
-            SELECT id, user_input, response FROM "{episode}"
+            SELECT id, user_input, response, position FROM "{episode}"
              WHERE (session_id, id) > (%(session)s, 0) AND (session_id, id) <= (%(session)s, %(max_id)s)
              ORDER BY session_id DESC, id DESC
              LIMIT %(window)s
@@ -69,14 +69,13 @@ def _window_sql() -> str:
              ORDER BY last_episode_id DESC, id DESC
              LIMIT %(summaries)s
         )
-        SELECT 0, id, user_input, response, CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+        SELECT 0, id, user_input, response, position, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
           FROM recent
         UNION ALL
         SELECT 1, id, content, CAST(NULL AS TEXT), token_count, first_episode_id, last_episode_id FROM chain
         UNION ALL
         SELECT * FROM (
-            SELECT 2, e.id, e.user_input, e.response,
-                   CAST(NULL AS INTEGER), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+            SELECT 2, e.id, e.user_input, e.response, e.position, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
               FROM "{episode}" e
              WHERE (e.session_id, e.id) > (%(session)s, (SELECT coalesce(max(last_episode_id), 0) FROM chain))
                AND (e.session_id, e.id) < (%(session)s, (SELECT start FROM bound))
@@ -109,14 +108,21 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
     with connection.cursor() as cursor:
         cursor.execute(_window_sql(), params)
         rows = cursor.fetchall()
-    recent = [Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 0]
+    # The fifth column is an episode's position, a summary row's token count.
+    recent = [
+        Exchange(pk, user_input, response, number)
+        for part, pk, user_input, response, number, *_ in rows
+        if part == 0
+    ]
     chain = [
         SummaryPart(pk, text, tokens, first, last)
         for part, pk, text, _, tokens, first, last in rows
         if part == 1
     ]
     uncovered = [
-        Exchange(pk, user_input, response) for part, pk, user_input, response, *_ in rows if part == 2
+        Exchange(pk, user_input, response, number)
+        for part, pk, user_input, response, number, *_ in rows
+        if part == 2
     ]
     return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
 
@@ -139,9 +145,12 @@ def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchan
     if not wanted:
         return {}
     rows = Episode.objects.filter(session_id=session_pk, pk__in=wanted).values_list(
-        "pk", "user_input", "response", "created_at"
+        "pk", "user_input", "response", "position", "created_at"
     )
-    return {pk: (Exchange(pk, user_input, response), created) for pk, user_input, response, created in rows}
+    return {
+        pk: (Exchange(pk, user_input, response, position), created)
+        for pk, user_input, response, position, created in rows
+    }
 
 
 def episode_dates(session_pk: int, ids: Iterable[int]) -> dict[int, datetime]:

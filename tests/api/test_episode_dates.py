@@ -127,4 +127,4 @@ def test_the_context_quotes_retrieved_history_with_its_real_date(api_client, ses
     api_client.post(url(session), batch, format="json")
     session.refresh_from_db()
     prompt = build_context(session=session, question="What is my greyhound called?", budget=2000).prompt
-    assert "[3 May 2023] Q: I adopted a greyhound called Biscuit." in prompt
+    assert "[3 May 2023 · #3] Q: I adopted a greyhound called Biscuit." in prompt

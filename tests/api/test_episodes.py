@@ -19,7 +19,7 @@ from tests.process_support import require_or_skip
 
 pytestmark = pytest.mark.django_db
 
-EPISODE_FIELDS = {"id", "user_input", "response", "token_count", "metadata", "created_at"}
+EPISODE_FIELDS = {"id", "position", "user_input", "response", "token_count", "metadata", "created_at"}
 
 
 def url(session, tail: str = "episodes/") -> str:
@@ -227,6 +227,9 @@ def test_concurrent_single_writes_keep_counters_exact(owner):
     assert not errors
     assert counters_match_aggregate(session)
     assert ChatSession.objects.with_aggregate_stats().get(pk=session.pk).episode_count == 20
+    # Distinct positions, in the order of the ids (both given under the row lock).
+    numbered = list(Episode.objects.for_session(session.pk).values_list("position", flat=True))
+    assert numbered == list(range(1, 21))
 
 
 @pytest.mark.parametrize(
@@ -310,6 +313,23 @@ def test_bulk_creates_in_order(api_client, session):
     assert [row["id"] for row in body] == sorted(row["id"] for row in body)
     assert list(Episode.objects.filter(session=session).values_list("pk", flat=True)) == [r["id"] for r in body]
     assert counters_match_aggregate(session)
+
+
+def test_positions_in_every_episode_payload(api_client, session):
+    """Single and bulk writes answer with each episode's position; the list and
+    the tail read them back; a deleted one leaves its number unused."""
+    one = api_client.post(url(session), {"user_input": "q", "response": "a"}, format="json").json()
+    many = api_client.post(url(session), items(3), format="json").json()
+    assert [one["position"]] + [row["position"] for row in many] == [1, 2, 3, 4]
+    Episode.objects.filter(pk=many[-1]["id"]).delete()
+    again = api_client.post(url(session), {"user_input": "q", "response": "a"}, format="json").json()
+    assert again["position"] == 5
+    listed = api_client.get(url(session)).json()["results"]
+    assert [(row["id"], row["position"]) for row in listed] == [
+        (one["id"], 1), (many[0]["id"], 2), (many[1]["id"], 3), (again["id"], 5)
+    ]  # fmt: skip
+    tail = api_client.get(url(session, f"episodes/since/{many[1]['id']}/")).json()["results"]
+    assert [row["position"] for row in tail] == [5]
 
 
 def test_bulk_is_all_or_nothing_with_positional_errors(api_client, session, episodes):

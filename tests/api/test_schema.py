@@ -56,8 +56,11 @@ def test_schema_documents_payload_fields(anon_client):
     }  # fmt: skip
     assert components["Session"]["properties"]["id"]["format"] == "uuid"
     assert set(components["Episode"]["properties"]) == {
-        "id", "user_input", "response", "token_count", "metadata", "created_at",
+        "id", "position", "user_input", "response", "token_count", "metadata", "created_at",
     }  # fmt: skip
+    assert {"first_position", "last_position", "first_episode_id", "last_episode_id"} <= set(
+        components["Summary"]["properties"]
+    )
 
 
 def test_docs_page_uses_only_local_assets(anon_client):

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 SUMMARY_FIELDS = {
     "id", "session", "content", "token_count", "episode_range", "first_episode_id", "last_episode_id",
-    "curated", "curated_by_you", "curated_by_staff", "model", "prompt_tokens", "completion_tokens",
-    "duration_ms", "created_at", "updated_at", "replaced_curation",
+    "first_position", "last_position", "curated", "curated_by_you", "curated_by_staff", "model",
+    "prompt_tokens", "completion_tokens", "duration_ms", "created_at", "updated_at", "replaced_curation",
 }  # fmt: skip
 STATUS_FIELDS = {"state", "last_error", "updated_at", "pending_episodes"}
 
@@ -50,6 +50,7 @@ def test_chain_oldest_first(api_client, session, made):
     assert set(row) == SUMMARY_FIELDS
     assert row["session"] == str(session.uuid)
     assert row["episode_range"] == f"{made[0].pk}-{made[2].pk}"
+    assert [(r["first_position"], r["last_position"]) for r in body["results"]] == [(1, 3), (4, 6)]
 
 
 def test_chain_query_count_does_not_grow(api_client, session, made):
@@ -155,6 +156,7 @@ def test_create_manual_row(api_client, owner, session, made):
     assert body["curated"] is True
     assert body["token_count"] == count_tokens(payload["content"])
     assert body["episode_range"] == f"{made[0].pk}-{made[3].pk}"
+    assert (body["first_position"], body["last_position"]) == (1, 4)
     row = Summary.objects.get(pk=body["id"])
     assert (row.session_id, row.curated_by) == (session.pk, owner)
 

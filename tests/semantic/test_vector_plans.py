@@ -19,13 +19,15 @@ TABLE = "sessions_app_episodevector"
 
 
 def _fill(session, n: int) -> None:
-    """``n`` episodes and their (zero) vectors, in two statements."""
+    """``n`` episodes of a new session and their (zero) vectors, in two statements."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
             WITH new AS (
-                INSERT INTO sessions_app_episode (session_id, user_input, response, token_count, created_at, metadata)
-                SELECT %s, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}' FROM generate_series(1, %s) g
+                INSERT INTO sessions_app_episode
+                       (session_id, position, user_input, response, token_count, created_at, metadata)
+                SELECT %s, g, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}'
+                  FROM generate_series(1, %s) g
                 RETURNING id
             )
             INSERT INTO sessions_app_episodevector (episode_id, session_id, token_count, vector)
@@ -34,9 +36,9 @@ def _fill(session, n: int) -> None:
             [session.pk, n, session.pk],
         )
         cursor.execute(
-            "UPDATE sessions_app_chatsession SET cached_episode_count = %s, "
+            "UPDATE sessions_app_chatsession SET cached_episode_count = %s, cached_last_position = %s, "
             "cached_last_episode_id = (SELECT max(id) FROM sessions_app_episode WHERE session_id = %s) WHERE id = %s",
-            [n, session.pk, session.pk],
+            [n, n, session.pk, session.pk],
         )
     session.refresh_from_db()
 

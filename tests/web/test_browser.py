@@ -166,7 +166,9 @@ def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
     assert (summary.first_episode_id, summary.last_episode_id) == (episodes[0].pk, episodes[-1].pk)
     cards = page.locator("#summary-cards .summary-card")
     expect(cards).to_have_count(1)
-    expect(cards.first.locator(".summary-range")).to_have_text(f"Episodes {episodes[0].pk}–{episodes[-1].pk}")
+    expect(cards.first.locator(".summary-range")).to_have_text("Exchanges 1–5")
+    # The streamed reply names its stored exchange by its position.
+    expect(page.locator("#messages .episode").last.locator(".msg-meta")).to_contain_text("#5 · ")
     expect(cards.first.locator(".summary-text")).to_have_text(summary.content)
     expect(cards.first).to_contain_text(f"{summary.token_count} tokens")
     expect(page.locator("#summaries-empty")).to_be_hidden()
@@ -231,9 +233,7 @@ def test_chat_with_a_model_server(open_page, live_server, settings, fake_model):
     summary = Summary.objects.get(session=session)
     assert summary.model == settings.UTILITY_MODEL
     card = page.locator("#summary-cards .summary-card")
-    expect(card.locator(".summary-range")).to_have_text(
-        f"Episodes {summary.first_episode_id}–{summary.last_episode_id}"
-    )
+    expect(card.locator(".summary-range")).to_have_text(f"Exchanges 1–{summary.last_position}")
     expect(card.locator(".summary-text")).to_have_text(summary.content)
     assert re.fullmatch(r"Summary of 5 exchanges \[[0-9a-f]{8}\]\.", summary.content)
     assert page.evaluate("window.__states")[-1] == "idle"
@@ -270,9 +270,7 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     # Coming back to the tab polls at once (otherwise the next idle poll would).
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     card = page.locator("#summary-cards .summary-card")
-    expect(card.locator(".summary-range")).to_have_text(
-        f"Episodes {summary.first_episode_id}–{summary.last_episode_id}"
-    )
+    expect(card.locator(".summary-range")).to_have_text("Exchanges 1–3")
     expect(page.locator("#summary-status-line")).to_have_text("Up to date.")
     expect(page.locator("#summaries-empty")).to_be_hidden()
     assert recorder.page_errors == []
@@ -479,7 +477,7 @@ def test_user_and_model_text_never_runs(open_page, live_server, settings):
     )
     assert row.last_episode_id > episodes[4].pk
     card = page.locator("#summary-cards .summary-card")
-    expect(card.locator(".summary-range")).to_have_text(f"Episodes {episodes[0].pk}–{row.last_episode_id}")
+    expect(card.locator(".summary-range")).to_have_text(f"Exchanges 1–{row.last_position}")
     expect(card.locator(".summary-text")).to_have_text(row.content)
     expect(card.locator(".summary-text")).to_contain_text(f"{XSS_SCRIPT} and {XSS_IMG}")
     expect(card.locator(".summary-text")).to_contain_text(f"{XSS_SCRIPT} #")

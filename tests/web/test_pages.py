@@ -231,6 +231,8 @@ def test_chat_page_empty_state(owner_web, owner):
 
 
 def test_chat_page_shows_summary_cards(owner_web, owner):
+    # Another session's episodes come first, so ids and positions differ.
+    EpisodeFactory.create_batch(5, session=ChatSessionFactory(owner=owner))
     session = ChatSessionFactory(owner=owner)
     episodes = EpisodeFactory.create_batch(4, session=session)
     SummaryFactory(
@@ -241,7 +243,10 @@ def test_chat_page_shows_summary_cards(owner_web, owner):
         curated=True,
     )
     html = owner_web.get(chat_url(session)).content.decode()
-    assert f"Episodes {episodes[0].pk}–{episodes[2].pk}" in html
+    # Cards and messages read positions in the session, never global ids.
+    assert '<h3 class="summary-range">Exchanges 1–3</h3>' in html
+    assert f"{episodes[0].pk}–{episodes[2].pk}" not in html
+    assert '<p class="msg-meta">#4 · ' in html and f"#{episodes[3].pk} · " not in html
     assert "They planned a trip." in html
     assert "curated-mark" in html
 

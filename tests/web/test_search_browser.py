@@ -33,7 +33,10 @@ def open_chat(open_page, live_server, session):
 
 def test_search_finds_an_old_exchange_and_scrolls_to_it(open_page, live_server, settings, artifacts_dir):
     settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # history only; no summaries needed
-    session = ChatSessionFactory(owner=UserFactory(username="gina"), title="Long one")
+    gina = UserFactory(username="gina")
+    # An earlier session's episodes, so the ids differ from the positions.
+    episodes_bulk_create(session=ChatSessionFactory(owner=gina), items=[filler(n) for n in range(5)])
+    session = ChatSessionFactory(owner=gina, title="Long one")
     items = [filler(n) for n in range(HISTORY_PAGE_SIZE * 2 + 10)]
     items[3] = {"user_input": TARGET, "response": "Then set an alarm for five."}
     target = episodes_bulk_create(session=session, items=items)[3]
@@ -48,6 +51,7 @@ def test_search_finds_an_old_exchange_and_scrolls_to_it(open_page, live_server, 
     expect(hit.locator("mark")).to_have_text(["ferry", "leaves"])  # stemmed: leave ~ leaves
     expect(hit.locator(".search-snippet")).to_have_text(TARGET)  # markup shown as text
     expect(page.locator("#search-state")).to_have_text("1 exchange matches.")
+    expect(hit.locator(".search-meta")).to_contain_text("#4 · ")  # its position, not its id
 
     page.screenshot(path=str(artifacts_dir / "chat-search-results-desktop.png"))
     hit.click()
@@ -56,6 +60,7 @@ def test_search_finds_an_old_exchange_and_scrolls_to_it(open_page, live_server, 
     expect(exchange).to_have_class("episode is-found")
     expect(exchange.locator(".msg-user .msg-body mark")).to_have_text(["ferry", "leaves"])
     expect(exchange.locator(".msg-user .msg-body")).to_have_text(TARGET)
+    expect(exchange.locator(".msg-meta")).to_contain_text("#4 · ")
     # Earlier history was loaded to reach it, contiguous.
     expect(page.locator("#messages .episode").first).to_have_attribute("data-episode-id", str(target.pk - 3))
     assert page.locator("main b").count() == 0
@@ -91,7 +96,8 @@ def test_inspector_shows_the_retrieved_exchanges_apart(open_page, live_server, s
     expect(page.locator("#context-prompt")).to_contain_text("Relevant earlier exchanges:")
     page.screenshot(path=str(artifacts_dir / "context-inspector-retrieved-desktop.png"))
 
-    item.get_by_role("button", name=f"#{target.pk}").click()
+    # Named by its position in the session (the third exchange), not its id.
+    item.get_by_role("button", name="#3").click()
     expect(page.locator("#context-dialog")).to_be_hidden()
     expect(page.locator(f'.episode[data-episode-id="{target.pk}"]')).to_be_in_viewport()
     assert recorder.page_errors == []

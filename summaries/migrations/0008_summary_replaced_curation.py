@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('summaries', '0006_model_call_cap'),
+        ('summaries', '0007_summary_positions'),
     ]
 
     operations = [
