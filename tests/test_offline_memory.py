@@ -76,7 +76,7 @@ def test_an_offline_reply_is_the_marker_and_the_memory_is_in_its_metadata(api_cl
     # the sentence that matters (the move in March is left out), the offline reply not quoted.
     first = memory["retrieved"][0]
     assert first == {
-        "label": episode_label(created_at=cat.created_at, position=cat.pk),
+        "label": episode_label(created_at=cat.created_at, position=cat.position),
         "text": "… My cat Miso is afraid of the vacuum cleaner and hides under the bed.",
         "reply": "",
     }
@@ -139,7 +139,7 @@ def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, own
     assert page.count('class="offline-memory"') == 1  # the earlier turns were written without one
     section = page[page.index('class="offline-memory"') :]
     section = section[: section.index("</section>")]
-    assert episode_label(created_at=episodes[1].created_at, position=episodes[1].pk) in section
+    assert episode_label(created_at=episodes[1].created_at, position=episodes[1].position) in section
     assert "My cat Miso is afraid of the vacuum cleaner" in section
     assert "From the summaries" in section
     assert "And the last 8 exchanges in full." in section

@@ -56,7 +56,7 @@ def test_an_offline_chat_shows_what_memory_found(open_page, live_server, artifac
     for text in TOLD:  # each write commits and is summarized as it would be live
         EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY)
     cat = Episode.objects.get(session=session, user_input=TOLD[2])
-    label = episode_label(created_at=cat.created_at, position=cat.pk)
+    label = episode_label(created_at=cat.created_at, position=cat.position)
 
     page, recorder = open_page()
     sign_in(page, live_server, "mira")
