@@ -993,12 +993,18 @@
 
   function renderContext(data) {
     var tokens = Number(data.token_count) || 0;
+    // What the whole history would cost as this message's prompt: the
+    // session's own figure (the header's) plus the question and the layout.
     var full = Number(data.full_history_tokens) || 0;
     var saved = full - tokens;
     el.contextTokens.textContent = tokens;
-    el.contextFull.textContent = full;
+    // One token figure per session on the page: the header's.
+    el.contextFull.textContent = el.statTokens.textContent;
+    el.contextFull.title = "Sent whole with this message, the history would cost " + full + " tokens.";
+    el.contextSaving.title = "";
     if (saved > 0 && full > 0) {
       el.contextSaving.textContent = saved + " tokens (" + Math.round((saved / full) * 100) + "%)";
+      el.contextSaving.title = "Against sending the whole history with this message: " + full + " tokens.";
     } else {
       el.contextSaving.textContent = "none yet";
       el.contextSaving.title = "The whole history is still small enough to send as it is.";

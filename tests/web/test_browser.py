@@ -20,6 +20,7 @@ from sessions_app.models import ChatSession, Episode
 from summaries.inference import PermanentInferenceError
 from summaries.inference.base import ChatStream
 from summaries.inference.offline import OfflineClient
+from summaries.context import full_history_tokens
 from summaries.models import Summary
 from summaries.pages import HISTORY_PAGE_SIZE
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
@@ -191,7 +192,11 @@ def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
         f"{live_server.url}/api/sessions/{session.uuid}/context/?question=What%20about%20museums%3F"
     ).json()
     expect(page.locator("#context-tokens")).to_have_text(str(context["token_count"]))
-    expect(page.locator("#context-full")).to_have_text(str(context["full_history_tokens"]))
+    # The inspector's "Full history" is the header's figure: one per session on the page.
+    session.refresh_from_db()
+    expect(page.locator("#context-full")).to_have_text(str(session.cached_total_tokens))
+    expect(page.locator("#stat-tokens")).to_have_text(str(session.cached_total_tokens))
+    expect(page.locator("#context-full")).to_have_attribute("title", re.compile(f"{context['full_history_tokens']} tokens"))
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
 
@@ -327,7 +332,9 @@ def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
     page.get_by_role("button", name="Context").click()
     expect(page.locator("#context-result")).to_be_visible()
     tokens = int(page.locator("#context-tokens").inner_text())
-    full = int(page.locator("#context-full").inner_text())
+    expect(page.locator("#context-full")).to_have_text(page.locator("#stat-tokens").inner_text())
+    session.refresh_from_db()
+    full = full_history_tokens(session=session, question=page.locator("#context-question").input_value())
     assert 0 < tokens < full
     expect(page.locator("#context-saving")).to_have_text(
         f"{full - tokens} tokens ({round((full - tokens) / full * 100)}%)"
