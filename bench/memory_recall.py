@@ -35,10 +35,10 @@ word of the first exchange that answers it ("... the Kestrel support group?"):
 the sets ask in other words on purpose, and this is the other kind of
 question, which reuses the conversation's words and favours BM25.
 
-    .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue] [--database sqlite|postgres]
+    .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue] [--database sqlite|postgres] [--sqlite PATH]
         [--conversations 4] [--exchanges 320] [--seed 7] [--fresh] [--literal]
 
-SQLite uses /tmp/nexus_recall.sqlite3; PostgreSQL uses ``BENCH_DATABASE_URL``
+SQLite uses ``--sqlite`` (default /tmp/nexus_recall.sqlite3); PostgreSQL uses ``BENCH_DATABASE_URL``
 (default ``nexus_recall_bench``, created if missing). Sessions already replayed
 with the same set, seed and sizes are reused (a session's title is its
 conversation's key, which names the dialogue set); ``--fresh`` replays them
@@ -80,7 +80,7 @@ from bench.recall_data import (  # noqa: E402
 )
 from sessions_app.tokens import count_tokens  # noqa: E402  (tiktoken only: no Django needed)
 
-SQLITE_URL = "sqlite:////tmp/nexus_recall.sqlite3"
+SQLITE_PATH = "/tmp/nexus_recall.sqlite3"
 POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/nexus_recall_bench"
 BUDGETS = (1000, 2000, 4000)
 BREAKDOWN_BUDGET = 2000
@@ -95,7 +95,7 @@ SETS = {"synthetic": recall_data.make_conversations, "dialogue": recall_dialogue
 # --- set-up ----------------------------------------------------------------------
 
 
-def setup(database: str) -> str:
+def setup(database: str, sqlite_path: str = SQLITE_PATH) -> str:
     """Point Django at the benchmark database, migrate it; returns its URL.
 
     The embedded default as a user runs it: the offline backend and no broker,
@@ -114,14 +114,15 @@ def setup(database: str) -> str:
 
         return setup_django(**env)
 
-    os.environ.update(env, DATABASE_URL=SQLITE_URL, DJANGO_SETTINGS_MODULE="nexus.settings")
+    url = f"sqlite:///{sqlite_path}"
+    os.environ.update(env, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="nexus.settings")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", verbosity=0)
-    return SQLITE_URL
+    return url
 
 
 class Api:
@@ -511,6 +512,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="conversations to replay")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--sqlite", default=SQLITE_PATH, help="the SQLite file, with --database sqlite")
     parser.add_argument("--conversations", type=int, default=4)
     parser.add_argument("--exchanges", type=int, default=320, help="per conversation")
     parser.add_argument("--seed", type=int, default=7)
@@ -520,7 +522,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    url = setup(args.database)
+    url = setup(args.database, args.sqlite)
     api = Api()
     conversations = SETS[args.set](args.seed, args.conversations, args.exchanges)
     questions = sum(len(c.questions) for c in conversations)
