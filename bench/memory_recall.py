@@ -3,7 +3,7 @@
 Long synthetic conversations (four of 320 exchanges by default, in sessions
 days or weeks apart through 2023, with facts planted early, some of them
 changed later, distractors and chit-chat), from one of two sets:
-``--set synthetic`` (bench/recall_data.py: a user tells an assistant short
+``--set synthetic`` (bench/recall_synthetic.py: a user tells an assistant short
 facts, one to a turn, and the replies are short) or ``--set dialogue``
 (bench/recall_dialogue.py: two friends chatting, and a user with an
 assistant that writes long answers; facts told in passing, by either side,
@@ -67,7 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_data, recall_dialogue  # noqa: E402
+from bench import recall_dialogue, recall_synthetic  # noqa: E402
 from bench.recall_data import (  # noqa: E402
     DATE,
     KINDS,
@@ -89,7 +89,7 @@ METHODS = ("buffer", "BM25 top-k", "Nexus")
 QUESTION_LABEL = "User Question: "
 USERNAME = "bench-recall"
 # The probe sets, by name: each a make_conversations(seed, count, exchanges).
-SETS = {"synthetic": recall_data.make_conversations, "dialogue": recall_dialogue.make_conversations}
+SETS = {"synthetic": recall_synthetic.make_conversations, "dialogue": recall_dialogue.make_conversations}
 
 
 # --- set-up ----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Which ranking of earlier exchanges keeps the most: words, meaning, or both?
 
 The conversations of bench/memory_recall.py (``--set synthetic``:
-bench/recall_data.py, or ``--set dialogue``: bench/recall_dialogue.py),
+bench/recall_synthetic.py, or ``--set dialogue``: bench/recall_dialogue.py),
 without the API: for every question, each ranking orders all the conversation's
 exchanges, the best are taken, oldest first with their dates, as many as fit
 the budget (the same ``fit``, ``render`` and ``recall`` as memory_recall.py),
