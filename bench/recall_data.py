@@ -13,6 +13,7 @@ questions.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Callable
@@ -199,3 +200,16 @@ def place(rng: random.Random, window: tuple[float, float], total: int, taken: se
     return position
 
 
+
+
+def fingerprint(conversations: list[Conversation]) -> str:
+    """A hash of everything the conversations say and ask: the same for the
+    same seed and sizes, so a change to how they are made can prove it kept them."""
+    digest = hashlib.sha256()
+    for conversation in conversations:
+        digest.update(repr((conversation.key, conversation.user_name)).encode())
+        for e in conversation.exchanges:
+            digest.update(repr((e.user_input, e.response, e.created_at.isoformat())).encode())
+        for q in conversation.questions:
+            digest.update(repr((q.text, q.answers, q.kind)).encode())
+    return digest.hexdigest()[:16]

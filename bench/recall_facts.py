@@ -156,7 +156,8 @@ class Facts:
     def fact(self, entry: Spec) -> Fact:
         told = list(entry["told"])
         distractors = [entry["distractor"]] if "distractor" in entry else []
-        # Echoing lines draw their restatement first, then the rest in order.
+        # Echoing lines draw whether they are restated first, then the rest in
+        # order: the order the set was first written in, so a seed's text stays.
         writes: dict[int, Callable[[date], Line]] = {}
         lines = [*told, *distractors]
         for index in sorted(range(len(lines)), key=lambda i: "echo" not in lines[i]):
