@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_dialogue, recall_synthetic  # noqa: E402
+from bench import recall_assistant, recall_dialogue, recall_synthetic  # noqa: E402
 from bench.recall_data import KINDS, Conversation, Exchange, Question, fingerprint  # noqa: E402
 from bench.recall_replay import SQLITE_PATH, Api, Replay, expect, session_for, setup  # noqa: E402
 from bench.recall_scoring import (  # noqa: E402
@@ -83,6 +83,7 @@ class ProbeSet:
 SETS = {
     "synthetic": ProbeSet(recall_synthetic.make_conversations, (1000, 2000, 4000), 320),
     "dialogue": ProbeSet(recall_dialogue.make_conversations, (1000, 2000, 4000), 320),
+    "assistant": ProbeSet(recall_assistant.make_conversations, (2000, 4000, 8000), 160),
 }
 
 

@@ -17,7 +17,7 @@ import hashlib
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 
 # Kinds of question, as the benchmark breaks its figures down.
@@ -114,6 +114,8 @@ class Fact:
     question: str
     answers: Callable[[list[date]], tuple[str, ...]]  # from the plants' dates
     distractors: list[Plant]
+    # Further questions on the same plants: (kind, question, answers).
+    more: list[tuple[str, str, Callable[[list[date]], tuple[str, ...]]]] = field(default_factory=list)
 
 
 def fixed(*answers: str) -> Callable[[list[date]], tuple[str, ...]]:
@@ -184,7 +186,9 @@ def plant(rng: random.Random, facts: list[Fact], days: list[date]) -> tuple[dict
         for distractor in fact.distractors:
             position = place(rng, distractor.window, len(days), taken, after=-1)
             planted[position] = distractor.write(days[position])
-        questions.append(Question(fact.question, fact.answers([days[p] for p in positions]), fact.kind))
+        dates = [days[p] for p in positions]
+        questions.append(Question(fact.question, fact.answers(dates), fact.kind))
+        questions += [Question(question, answers(dates), kind) for kind, question, answers in fact.more]
     return planted, questions
 
 
@@ -213,3 +217,38 @@ def fingerprint(conversations: list[Conversation]) -> str:
         for q in conversation.questions:
             digest.update(repr((q.text, q.answers, q.kind)).encode())
     return digest.hexdigest()[:16]
+
+
+def dated_text(exchanges: list[Exchange]) -> str:
+    """The exchanges as the dated contexts write them, lower case."""
+    return "\n".join(
+        f"[{long_date(e.created_at.date())}] {e.user_input}\n{e.response}" for e in exchanges
+    ).lower()
+
+
+def holds(question: Question, text: str) -> bool:
+    """Whether ``text`` (lower case) holds the answer: every word, or the date written together."""
+    if question.kind == DATE:
+        return re.search(rf"\b{' '.join(question.answers)}\b", text) is not None
+    return set(question.answers) <= words(text)
+
+
+def check(conversation: Conversation, *, quiet_tail: float) -> None:
+    """Every answer is in the conversation and none in its last ``quiet_tail``
+    (a fifth: 0.2), nor in its question: full history can answer everything,
+    a buffer of the newest exchanges nothing."""
+    exchanges = conversation.exchanges
+    everything = dated_text(exchanges)
+    tail = dated_text(exchanges[int(len(exchanges) * (1 - quiet_tail) + 1e-9) :])
+    problems = []
+    for q in conversation.questions:
+        if not holds(q, everything):
+            problems.append(f"{q.text} {q.answers}: not in the conversation")
+        if holds(q, tail):
+            problems.append(f"{q.text} {q.answers}: in the last {quiet_tail:.0%}")
+        if q.kind != DATE and set(q.answers) & words(q.text):
+            problems.append(f"{q.text} {q.answers}: in the question")
+        if q.kind not in KINDS:
+            problems.append(f"{q.text}: unknown kind {q.kind}")
+    if problems:
+        raise AssertionError(f"{conversation.key}: " + "; ".join(problems))

@@ -16,10 +16,12 @@ A fact (an entry of ``facts``):
   ``distractor`` (a line, told anywhere);
 - ``values``: drawn before its lines (a set's own ``values`` are drawn
   first, for all its facts; an entry with only ``draw`` draws and tells nothing);
-- ``answers``: names of values, ``"told on"`` (the day of its first line),
-  ``{"ahead": n}`` (n days after it), ``{"back": phrase}`` (the day an event
+- ``answers``: names of values (a value may be a list, and its items
+  templates), ``"told on"`` (the day of its first line), ``{"ahead": n}``
+  (n days after it; ``"told": i``, after line i's), ``{"back": phrase}`` (the day an event
   told as "two days ago", "last Saturday"... happened), ``{"date": name}``
   (a drawn date; ``"year": false`` leaves its year out);
+- ``more``: further questions on the same lines (``kind``, ``question``, ``answers``);
 - ``teller`` (sets of two speakers, ``{t}`` telling and ``{o}`` the other):
   drawn at random, or ``"not <id>"``: the one who did not tell fact ``<id>``.
 
@@ -82,17 +84,22 @@ def days_back(phrase: str, day: date) -> int:
     return {"yesterday": 1, "two days ago": 2, "three days ago": 3}[phrase]
 
 
+def lookup(path: str, values: Mapping[str, Any]) -> Any:
+    """The value ``path`` names: ``name``, or ``name.0.key`` inside a drawn list or object."""
+    found: Any = values
+    for part in path.split("."):
+        found = found[int(part)] if isinstance(found, list) else found[part]
+    return found
+
+
 def fill(template: str, values: Mapping[str, Any]) -> str:
     """``template`` with its ``{names}`` replaced; ``{a_name}`` is the value with its article."""
 
     def value(match: re.Match[str]) -> str:
-        path = match[1].split(".")
-        if path[0].startswith("a_") and path[0] not in values:
-            return article(fill(str(values[path[0][2:]]), values))
-        found: Any = values
-        for part in path:
-            found = found[int(part)] if isinstance(found, list) else found[part]
-        return fill(str(found), values)
+        name = match[1]
+        if name.startswith("a_") and name not in values:
+            return article(fill(str(values[name[2:]]), values))
+        return fill(str(lookup(name, values)), values)
 
     return FIELD.sub(value, template)
 
@@ -164,12 +171,17 @@ class Facts:
             writes[index] = self.write(lines[index], dict(self.values))
         windows = self.spec["windows"]
         plants = [Plant(windows[line.get("window", "anywhere")], writes[i]) for i, line in enumerate(lines)]
+        more = [
+            (ask["kind"], fill(ask["question"], self.values), self.answers(ask["answers"], dict(self.values)))
+            for ask in entry.get("more", [])
+        ]
         return Fact(
             entry["kind"],
             plants[: len(told)],
             fill(entry["question"], self.values),
             self.answers(entry["answers"], dict(self.values)),
             plants[len(told) :],
+            more,
         )
 
     def write(self, line: Spec, values: dict[str, Any]) -> Callable[[date], Line]:
@@ -204,12 +216,15 @@ class Facts:
         return not self.speakers or values[who] == self.speakers[0]
 
     def answers(self, spec: Any, values: Mapping[str, Any]) -> Answers:
-        if isinstance(spec, list):
-            return fixed(*(str(values[name]) for name in spec))
+        if isinstance(spec, list):  # values, or lists of them, each a template
+            found = [lookup(path, values) for path in spec]
+            flat = [item for value in found for item in (value if isinstance(value, list) else [value])]
+            return fixed(*(fill(str(item), values) for item in flat))
         if spec == "told on":
             return lambda dates: date_words(dates[0])
-        if "ahead" in spec:
-            return lambda dates: date_words(dates[0] + timedelta(days=values[spec["ahead"]]))
+        if "ahead" in spec:  # of the day of the first line, or of line ``told``
+            told = spec.get("told", 0)
+            return lambda dates: date_words(dates[told] + timedelta(days=values[spec["ahead"]]))
         if "back" in spec:
             phrase = values[spec["back"]]
             return lambda dates: date_words(dates[0] - timedelta(days=days_back(phrase, dates[0])))
