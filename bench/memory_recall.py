@@ -29,9 +29,9 @@ each also naming the rarest word of the exchange that answers it.
 
 SQLite uses ``--sqlite`` (default /tmp/nexus_recall.sqlite3), PostgreSQL
 ``BENCH_DATABASE_URL`` (default ``nexus_recall_bench``, created if missing).
-Sessions already replayed with the same set, seed and sizes are reused;
-``--fresh`` replays them. ``--hash`` prints the conversations' fingerprint
-and stops. Figures: bench/README.md.
+Sessions already replayed with the same conversations (their hash is in
+the title) are reused; ``--fresh`` replays them. ``--hash`` prints the
+conversations' hash and stops. Figures: bench/README.md.
 """
 
 from __future__ import annotations

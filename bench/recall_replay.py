@@ -6,8 +6,8 @@ broker: summarization and encoding run in-process after each commit), one
 the test client with token authentication. Each episode is sent with its
 ``created_at``; when the API does not take it, the episodes carry the replay
 time instead and ``Replay.dated`` says so. A session's title is its
-conversation's key, so a complete earlier replay of the same set, seed and
-sizes is reused.
+conversation's key and hash, so a complete earlier replay of the same
+conversation is reused.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bench.recall_data import Conversation, Exchange
+from bench.recall_data import Conversation, Exchange, fingerprint
 
 SQLITE_PATH = "/tmp/nexus_recall.sqlite3"
 POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/nexus_recall_bench"
@@ -96,10 +96,9 @@ class Replay:
 
 
 def title_of(conversation: Conversation) -> str:
-    """The key names the set for dialogue conversations ("dialogue (friends),
-    seed 7 #1 n=320"); synthetic keys are as before, so their earlier
-    replays are still found."""
-    return f"memory recall bench, {conversation.key}"
+    """The key ("dialogue (friends), seed 7 #1 n=320") and the hash of the
+    text: a replay is reused only while its conversation is made the same."""
+    return f"memory recall bench, {conversation.key}, {fingerprint([conversation])}"
 
 
 def episode_payload(exchange: Exchange, dated: bool) -> dict[str, str]:
