@@ -114,7 +114,7 @@ class Writer:
     def reply(self, topic: str, insert: str = "", recommendation: str = "") -> str:
         """The assistant's answer, about as long as a size drawn from
         ``REPLY_SIZES``: an opener, blocks of prose, numbered steps, bullets
-        and code on the topic (then on a neighbouring one when it runs out),
+        and code on the topic (then on another when it runs out),
         and a closing line. ``insert`` (a fact restated) follows the opener or
         precedes the closing; ``recommendation`` (a fact the assistant tells)
         is its first paragraph."""
@@ -159,8 +159,9 @@ class Writer:
 
 
 class Material:
-    """What a reply may still say: its topic's steps, points and code, the
-    general points, then a neighbouring topic's; nothing twice in one reply."""
+    """What a reply may still say: its topic's steps, points and code and a
+    few general points, each once, then a topic's drawn at random when a
+    long reply has used them up."""
 
     def __init__(self, rng: random.Random, topic: str) -> None:
         self.rng = rng
