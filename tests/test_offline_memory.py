@@ -80,7 +80,7 @@ def test_an_offline_reply_is_the_marker_and_the_memory_is_in_its_metadata(api_cl
         "text": "… My cat Miso is afraid of the vacuum cleaner and hides under the bed.",
         "reply": "",
     }
-    assert first["label"].startswith("[") and f" · #{cat.pk}]" in first["label"]
+    assert first["label"].startswith("[") and f" · #{cat.position}]" in first["label"]
     assert 1 <= len(memory["retrieved"]) <= 3
     assert memory["retrieved_count"] >= len(memory["retrieved"])
     assert memory["recent"] == 8
@@ -127,7 +127,7 @@ def test_openai_clients_get_the_marker_and_the_episode_keeps_the_memory(api_clie
     stored = Episode.objects.filter(session=session).latest("pk")
     assert stored.response == OFFLINE_CHAT_REPLY
     assert stored.metadata["source"] == "openai_api"
-    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].pk}]")
+    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].position}]")
 
 
 def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, owner):
