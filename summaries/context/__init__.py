@@ -115,12 +115,15 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     retrieved_by_rank: list[int] = field(default_factory=list)
+    # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
+    whole: bool = False
     positions: dict[int, int] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
             "digest": [],
             "retrieved": [],
+            "recent": [],
             "summaries_before_episode": None,
         }
     )
@@ -209,7 +212,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
     quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
-    whole = whole_history_instead(session=session, question=question, than=fitted.token_count)
+    # A context of every exchange already is the whole history.
+    whole = whole_history_instead(session=session, question=question, than=fitted.token_count) if has_earlier else None
     if whole is not None:
         return ContextResult(
             prompt=whole.prompt,
@@ -218,6 +222,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             budget=budget,
             recent=[ex.id for ex in whole.exchanges],
             positions={ex.id: ex.position for ex in whole.exchanges},
+            whole=True,
         )
     return ContextResult(
         prompt=fitted.prompt,
