@@ -181,7 +181,8 @@ def recent_window_tokens(message: str, exchanges: Sequence[Exchange]) -> int:
     from summaries.context import layout
 
     recent = exchanges[-settings.CONTEXT_RECENT_EPISODES :]
-    pairs = layout.format_pairs([layout.Exchange(i, e.user_input, e.response) for i, e in enumerate(recent)])
+    numbered = [layout.Exchange(i, e.user_input, e.response, i + 1) for i, e in enumerate(recent)]
+    pairs = layout.format_pairs(numbered)
     header = layout.RECENT_HEADER if len(exchanges) > len(recent) else layout.PREVIOUS_HEADER
     sections = [layout.QUESTION_LABEL + message, f"{header}\n{pairs}", layout.INSTRUCTIONS]
     return count_tokens(layout.SECTION_SEPARATOR.join(sections))
