@@ -25,6 +25,7 @@ from sessions_app.semantic.backlog import resend_missing, sessions_behind
 from sessions_app.services import episode_create, episodes_bulk_create
 from summaries.tasks import sweep_pending_summaries
 from tests.factories import ChatSessionFactory
+from tests.process_support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -262,12 +263,9 @@ def test_the_embedded_worker_sends_it_again_when_it_starts(semantic, session, br
     monkeypatch.undo()  # the real dispatch: to the running worker
     assert start_embedded_worker()
     try:
-        deadline = timezone.now() + timedelta(seconds=30)
-        while missing(session) and timezone.now() < deadline:
-            embedded_worker.worker.wait_idle(1)
+        wait_until(lambda: missing(session) == 0, timeout=30, message="the sweep at start to encode it")
     finally:
         embedded_worker.worker.stop(timeout=10)
-    assert missing(session) == 0
 
 
 @pytest.mark.django_db(transaction=True)
