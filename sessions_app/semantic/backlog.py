@@ -18,7 +18,8 @@ its own, so the sweep reads the sessions that are behind and no others.
 When: once nothing has moved for ``SUMMARY_QUEUED_STALE_SECONDS`` (the
 time after which the summaries' sweep also presumes a message lost): no
 write (whose own task may still be queued), no batch written by a run, no
-task sent by an earlier sweep. A task still on its way is not doubled.
+task sent by an earlier sweep. A task still queued behind other work gets
+that long before a second one is sent (which would then find little to do).
 """
 
 from __future__ import annotations
