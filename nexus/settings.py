@@ -233,7 +233,8 @@ SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5, minimum=0)
 SUMMARY_RETRY_BACKOFF_MAX = env_int("SUMMARY_RETRY_BACKOFF_MAX", 120, minimum=1)
 # A failed session is tried again by the sweep (or a new write) after this long.
 SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimum=0)
-# A session queued longer than this lost its message (broker restart): re-enqueue.
+# A session queued longer than this lost its message (broker restart): re-enqueue
+# (its summaries, or the encoding of its vectors: sessions_app.semantic.backlog).
 SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
 SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
 # Model calls (utility and chat, not the offline backend's) per user per
