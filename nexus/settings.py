@@ -211,7 +211,7 @@ SUMMARY_GEN_MAX_TOKENS = env_int("SUMMARY_GEN_MAX_TOKENS", 500, minimum=1)
 SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
 CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
 # The most of a context's budget the recent window takes (its newest exchange always).
-CONTEXT_RECENT_SHARE = env_float("CONTEXT_RECENT_SHARE", 0.5, minimum=0.0, maximum=1.0)
+CONTEXT_RECENT_SHARE = env_float("CONTEXT_RECENT_SHARE", 0.3, minimum=0.0, maximum=1.0)
 # Summary rows read into one context at most (newest first); older ones are reported as left out.
 CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # Full-text search of episodes (sessions_app.search). SEARCH_CONFIG is the
