@@ -33,12 +33,12 @@ def _fill(session: ChatSession, n: int, word: str) -> None:
         cursor.execute(
             """
             INSERT INTO sessions_app_episode
-                   (session_id, position, user_input, response, token_count, created_at, metadata)
-            SELECT %s, g, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s,
+                   (session_id, owner_id, position, user_input, response, token_count, created_at, metadata)
+            SELECT %s, %s, g, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s,
                    12, %s, '{}'
               FROM generate_series(1, %s) AS g
             """,
-            [session.pk, word, word, timezone.now(), n],
+            [session.pk, session.owner_id, word, word, timezone.now(), n],
         )
         cursor.execute(
             """
