@@ -6,12 +6,14 @@ there are.
 On PostgreSQL no step holds a lock that blocks writes for longer than a
 catalog change, so the migration is not atomic: the column is added without
 a default (no table rewrite); it is filled in batches of ``BATCH`` episodes,
-each committed on its own, then once more for rows an older process wrote
-meanwhile; it becomes NOT NULL through a CHECK constraint validated first
-(validation reads the table without blocking writes, and SET NOT NULL then
-trusts it instead of scanning under its lock); the indexes are built
-``CONCURRENTLY``. Every step can run again, so a migration stopped half-way
-is finished by running it again.
+each committed on its own; it becomes NOT NULL through a CHECK constraint
+validated first (validation reads the table without blocking writes, and
+SET NOT NULL then trusts it instead of scanning under its lock); the
+indexes are built ``CONCURRENTLY``. Processes of the previous version may
+go on writing while it runs: until the column is NOT NULL a trigger gives
+their rows the owner. Restart them when it is done: from then on a write
+that names no owner is refused. Every step can run again, so a migration
+stopped half-way is finished by running it again.
 
 On SQLite (the embedded default, one process) the column is made NOT NULL
 by Django's table rebuild, which drops the full-text triggers: the last
@@ -35,6 +37,21 @@ TABLE = "sessions_app_episode"
 SESSIONS = "sessions_app_chatsession"
 OWNER_INDEX = "episode_owner_id_idx"
 NOT_NULL_CHECK = "episode_owner_not_null"
+FILL_TRIGGER = "episode_owner_fill"
+POSTGRES_FILL_TRIGGER = [
+    f"""CREATE OR REPLACE FUNCTION {FILL_TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.owner_id := (SELECT owner_id FROM {SESSIONS} WHERE id = NEW.session_id);
+            RETURN NEW;
+        END $$""",
+    f"DROP TRIGGER IF EXISTS {FILL_TRIGGER} ON {TABLE}",
+    f"""CREATE TRIGGER {FILL_TRIGGER} BEFORE INSERT ON {TABLE}
+        FOR EACH ROW WHEN (NEW.owner_id IS NULL) EXECUTE FUNCTION {FILL_TRIGGER}()""",
+]
+POSTGRES_DROP_FILL_TRIGGER = [
+    f"DROP TRIGGER IF EXISTS {FILL_TRIGGER} ON {TABLE}",
+    f"DROP FUNCTION IF EXISTS {FILL_TRIGGER}()",
+]
 
 
 def _column_exists(schema_editor: BaseDatabaseSchemaEditor, column: str) -> bool:
@@ -44,18 +61,31 @@ def _column_exists(schema_editor: BaseDatabaseSchemaEditor, column: str) -> bool
     return any(info.name == column for info in described)
 
 
+def _execute(schema_editor: BaseDatabaseSchemaEditor, statements: list[str]) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        for statement in statements:
+            schema_editor.execute(statement)
+
+
 class AddOwnerColumn(migrations.AddField):
-    """``AddField`` that does nothing when the column is there (a second run)."""
+    """``AddField`` that does nothing when the column is there (a second run);
+    on PostgreSQL with the trigger that fills it for older writers."""
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
         if not _column_exists(schema_editor, "owner_id"):
             super().database_forwards(app_label, schema_editor, from_state, to_state)
+        _execute(schema_editor, POSTGRES_FILL_TRIGGER)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        _execute(schema_editor, POSTGRES_DROP_FILL_TRIGGER)
+        super().database_backwards(app_label, schema_editor, from_state, to_state)
 
 
 def fill_owners(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Each episode's owner from its session, ``BATCH`` ids at a time, each
-    UPDATE its own transaction; then the rows still without one (written by
-    a process that does not know the column yet while this ran)."""
+    UPDATE its own transaction (rows written meanwhile have theirs from the
+    write path or the trigger); then once more for a row whose transaction
+    began before the trigger and committed after its range was filled."""
     fill = (
         f"UPDATE {TABLE} SET owner_id = (SELECT s.owner_id FROM {SESSIONS} s WHERE s.id = {TABLE}.session_id)"
         " WHERE owner_id IS NULL"
@@ -87,6 +117,11 @@ class RequireOwner(migrations.AlterField):
         schema_editor.execute(f"ALTER TABLE {TABLE} VALIDATE CONSTRAINT {NOT_NULL_CHECK}")
         schema_editor.execute(f"ALTER TABLE {TABLE} ALTER COLUMN owner_id SET NOT NULL")
         schema_editor.execute(f"ALTER TABLE {TABLE} DROP CONSTRAINT IF EXISTS {NOT_NULL_CHECK}")
+        _execute(schema_editor, POSTGRES_DROP_FILL_TRIGGER)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        super().database_backwards(app_label, schema_editor, from_state, to_state)
+        _execute(schema_editor, POSTGRES_FILL_TRIGGER)
 
 
 class AddOwnerIndex(migrations.AddIndex):
@@ -141,6 +176,11 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(fill_owners, migrations.RunPython.noop),
+        AddOwnerIndex(
+            model_name="episode",
+            index=models.Index(fields=["owner", "id"], name=OWNER_INDEX),
+        ),
+        migrations.RunPython(swap_search_index, unswap_search_index),
         RequireOwner(
             model_name="episode",
             name="owner",
@@ -153,11 +193,6 @@ class Migration(migrations.Migration):
                 to=settings.AUTH_USER_MODEL,
             ),
         ),
-        AddOwnerIndex(
-            model_name="episode",
-            index=models.Index(fields=["owner", "id"], name=OWNER_INDEX),
-        ),
-        migrations.RunPython(swap_search_index, unswap_search_index),
         migrations.RunPython(analyze, migrations.RunPython.noop),
         # Making the column NOT NULL rebuilt the table on SQLite, and its triggers with it.
         migrations.RunPython(restore_sqlite_triggers, restore_sqlite_triggers),
