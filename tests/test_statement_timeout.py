@@ -53,7 +53,8 @@ def canceled_statement() -> OperationalError:
 
 @pytest.fixture
 def bounded_connection(settings, postgres):
-    """A short limit, and after the test a fresh connection (this one keeps the limit it was given)."""
+    """A short limit, and after the test a fresh connection (this one keeps the limit it was
+    given); for transactional tests only: the others' connection may not be closed."""
     settings.DATABASE_STATEMENT_TIMEOUT_MS = 300
     yield
     connection.close()
@@ -112,8 +113,8 @@ def test_a_cancelled_statement_is_told_apart_from_an_unreachable_database(postgr
     assert json.loads(unreachable.content) == {"detail": DATABASE_UNAVAILABLE}
 
 
-@pytest.mark.django_db
-def test_a_connection_is_given_the_limit_once_not_per_request(api_client, settings, postgres):
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_is_given_the_limit_once_not_per_request(api_client, bounded_connection, settings):
     settings.DATABASE_STATEMENT_TIMEOUT_MS = 4321  # a value no earlier request gave this connection
     sent = []
     for _ in range(2):
@@ -125,30 +126,26 @@ def test_a_connection_is_given_the_limit_once_not_per_request(api_client, settin
 
 
 @pytest.mark.django_db(transaction=True)
-def test_work_outside_a_request_keeps_the_servers_setting(api_client, session, settings, postgres):
-    settings.DATABASE_STATEMENT_TIMEOUT_MS = 300
-    try:
-        assert api_client.get("/api/sessions/").status_code == 200
-        assert statement_timeout() == "300ms"
-        # A thread of its own (as the embedded worker, or a task) opens its connection outside any request.
-        seen: list[str] = []
+def test_work_outside_a_request_keeps_the_servers_setting(api_client, session, bounded_connection):
+    assert api_client.get("/api/sessions/").status_code == 200
+    assert statement_timeout() == "300ms"
+    # A thread of its own (as the embedded worker, or a task) opens its connection outside any request.
+    seen: list[str] = []
 
-        def worker() -> None:
-            from django.db import connection as own
+    def worker() -> None:
+        from django.db import connection as own
 
-            try:
-                seen.append(statement_timeout(own))
-            finally:
-                own.close()
+        try:
+            seen.append(statement_timeout(own))
+        finally:
+            own.close()
 
-        thread = threading.Thread(target=worker)
-        thread.start()
-        thread.join()
-        with psycopg.connect(**connection.get_connection_params()) as fresh:
-            server_default = fresh.execute("SHOW statement_timeout").fetchone()[0]
-        assert seen == [server_default]
-    finally:
-        connection.close()
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    with psycopg.connect(**connection.get_connection_params()) as fresh:
+        server_default = fresh.execute("SHOW statement_timeout").fetchone()[0]
+    assert seen == [server_default]
 
 
 @pytest.mark.django_db
