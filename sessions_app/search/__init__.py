@@ -100,17 +100,21 @@ class Ranking:
         text: str,
         limit: int,
         question: str = "",
+        exact_count: bool = True,
     ) -> None:
         """``episode_count`` and ``total_tokens``: the scope's (BM25's collection
-        size and average length). ``question``: the cut of ``text`` whose words
-        are looked up too ("" for none)."""
+        size and average length); ``exact_count=False`` when they are those of
+        part of it (``across``), so only a window shorter than asked for is
+        the whole scope. ``question``: the cut of ``text`` whose words are
+        looked up too ("" for none)."""
         self.backend = episode_backend()
         self.scope, self.total_tokens, self.limit = scope, total_tokens, limit
         self.question = question
         spans = list(WORD.finditer(question))
         # At least as many as asked for: a common term's candidates are the window's.
+        asked = max(WINDOW, limit)
         self.terms, self.window, word_terms = self.backend.terms_and_window(
-            scope, text, size=max(WINDOW, limit), words=[span.group() for span in spans]
+            scope, text, size=asked, words=[span.group() for span in spans]
         )
         if not self.terms:
             raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
@@ -118,7 +122,7 @@ class Ranking:
         self.words = [Word(s.start(), s.end(), held) for s, held in zip(spans, word_terms, strict=True)]
         self.size = len(self.window)
         self.in_window = Counter(term for match in self.window for term in match.terms)
-        self.whole_scope = self.size >= episode_count
+        self.whole_scope = self.size < asked or (exact_count and self.size >= episode_count)
         self.total = max(episode_count, self.size, 1)
         #: The terms held by so many of the session's episodes (as the window
         #: estimates them) that they tell few apart.

@@ -10,16 +10,19 @@ matches (at most ``CONTEXT_RETRIEVE_CANDIDATES`` each), whether the owner
 has ten sessions or thirty thousand; a term common in the scope is judged
 from the window, whose episodes are its candidates, as in a long session.
 
-Another user's text weighs on nothing, not even a count: the collection
+Another user's text weighs on nothing, not even a count: BM25's collection
 size and average length are the sums of the counters of the sessions
-searched (one aggregate over the owner's session rows).
+searched, the ``STATS_SESSIONS`` most recently written (all of them for
+nearly every owner; for the few with more, the newest, which hold the
+newest episodes): a sum over every session row would cost what the old
+shape did, a query that grows with the sessions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Sum, Value
+from django.db.models import Count, Sum, Value
 from django.db.models.functions import Coalesce
 
 from sessions_app.access import reads_all_sessions
@@ -27,7 +30,10 @@ from sessions_app.models import ChatSession
 from sessions_app.search import Hit, Ranking
 from sessions_app.search.base import EVERY_EPISODE, Scope, owner_scope
 
-__all__ = ["rank_visible", "visible_scope"]
+__all__ = ["STATS_SESSIONS", "rank_visible", "visible_scope"]
+
+#: The most sessions whose counters make a search's statistics (module docstring).
+STATS_SESSIONS = 1000
 
 
 def visible_scope(user: Any) -> Scope | None:
@@ -45,14 +51,18 @@ def rank_visible(*, user: Any, text: str, limit: int) -> list[Hit]:
     scope = visible_scope(user)
     if scope is None:
         return []
-    totals = (
-        ChatSession.objects.visible_to(user)
-        .order_by()
-        .aggregate(
-            episodes=Coalesce(Sum("cached_episode_count"), Value(0)),
-            tokens=Coalesce(Sum("cached_total_tokens"), Value(0)),
-        )
+    # An owner's newest sessions are a range of the (owner, updated_at) index; everyone's, of the key.
+    newest = ChatSession.objects.visible_to(user).order_by("-updated_at" if scope.keys else "-pk")
+    totals = newest[:STATS_SESSIONS].aggregate(
+        sessions=Count("pk"),
+        episodes=Coalesce(Sum("cached_episode_count"), Value(0)),
+        tokens=Coalesce(Sum("cached_total_tokens"), Value(0)),
     )
     return Ranking(
-        scope=scope, episode_count=totals["episodes"], total_tokens=totals["tokens"], text=text, limit=limit
+        scope=scope,
+        episode_count=totals["episodes"],
+        total_tokens=totals["tokens"],
+        text=text,
+        limit=limit,
+        exact_count=totals["sessions"] < STATS_SESSIONS,
     ).hits()
