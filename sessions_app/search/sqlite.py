@@ -74,10 +74,14 @@ class SqliteSearch:
         return [Match(pk, tokens, frozenset(holders.get(pk, ()))) for pk, tokens in rows]
 
     def probe(self, scope: Scope, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
-        # A LIMIT per branch needs each branch wrapped in its own SELECT.
+        # A LIMIT per branch needs each branch wrapped in its own SELECT. SQLite
+        # walks a session's episodes and tests each against the term; an owner's
+        # may be tens of thousands, so there the term's matches lead (CROSS JOIN
+        # keeps that order): 168 ms against 2 ms for an owner of 5,000 sessions.
         keys = "".join(f" AND e.{column} = %s" for column in scope.columns)
+        join = "JOIN" if scope.columns == ["session_id"] else "CROSS JOIN"
         branches = " UNION ALL ".join(
-            f"""SELECT * FROM (SELECT {n}, e.id, e.token_count FROM {FTS} JOIN {TABLE} e ON e.id = {FTS}.rowid
+            f"""SELECT * FROM (SELECT {n}, e.id, e.token_count FROM {FTS} {join} {TABLE} e ON e.id = {FTS}.rowid
                  WHERE {FTS} MATCH %s{keys} LIMIT %s)"""
             for n in range(len(terms))
         )
