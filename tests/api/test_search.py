@@ -202,7 +202,7 @@ def test_across_sessions_each_sees_their_own_and_staff_with_the_view_permission_
     viewer.user_permissions.add(Permission.objects.get(codename="view_chatsession"))
     walrus = {
         user.username: EpisodeFactory(
-            session=ChatSessionFactory(owner=user), user_input=f"The walrus of {user.username}", response="Hm."
+            session=ChatSessionFactory(owner=user), user_input=f"{user.username}'s walrus", response="Hm."
         ).pk
         for user in (other_user, plain, viewer)
     }
