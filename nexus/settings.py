@@ -81,8 +81,6 @@ MIDDLEWARE = [
     "nexus.failures.FailureMiddleware",
     "nexus.web.AdminContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Every statement of a request is bounded (PostgreSQL; nexus/statement_timeout.py).
-    "nexus.statement_timeout.StatementTimeoutMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -10,8 +10,9 @@ Only requests: Celery tasks, the embedded worker's and management commands
 may legitimately run long, and keep the server's setting. So the limit is
 set on a connection only while a request holds it:
 
-- ``StatementTimeoutMiddleware`` marks the request (a context variable) and
-  bounds a connection the thread already holds (a persistent one);
+- ``request_started`` marks the thread's request (a context variable, which
+  ``request_finished`` clears) and bounds a connection the thread already
+  holds (a persistent one);
 - a connection opened or taken from the pool during a request is bounded
   as it is handed over (``connection_created``, sent on both);
 - a connection going back to the pool is reset (``reset_connection`` in
@@ -21,7 +22,9 @@ set on a connection only while a request holds it:
   nothing but requests.
 
 Each connection remembers the limit it was given, so a persistent one is
-set once, not per request.
+set once, not per request. Signals rather than a middleware: the bound
+costs the view no stack frames (a deeply nested JSON body is refused by
+depth, not by the interpreter's recursion limit).
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import request_finished, request_started
+from django.db import DatabaseError
 from django.db import connection as default_connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
-from django.http import HttpRequest, HttpResponse
 
-__all__ = ["StatementTimeoutMiddleware", "bound_statements"]
+__all__ = ["bound_statements", "connect_signals"]
 
 _in_request: ContextVar[bool] = ContextVar("nexus_statement_timeout", default=False)
 #: The attribute of a ``DatabaseWrapper`` that holds the limit its connection has (0: the server's).
@@ -53,6 +57,22 @@ def bound_statements(connection: BaseDatabaseWrapper) -> None:
     setattr(connection, GIVEN, limit)
 
 
+def _request_started(**kwargs: Any) -> None:
+    _in_request.set(True)
+    if default_connection.connection is None:
+        return  # bounded when the request opens it
+    try:
+        bound_statements(default_connection)
+    except DatabaseError:
+        # A broken persistent connection: the request's own first query fails
+        # as it would have, and answers 503 (nothing here may answer for it).
+        pass
+
+
+def _request_finished(**kwargs: Any) -> None:
+    _in_request.set(False)
+
+
 def _handed_over(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
     # A new connection, or one back from the pool (reset): the server's setting.
     setattr(connection, GIVEN, 0)
@@ -60,20 +80,8 @@ def _handed_over(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) ->
         bound_statements(connection)
 
 
-connection_created.connect(_handed_over, dispatch_uid="nexus.statement_timeout")
-
-
-class StatementTimeoutMiddleware:
-    """Bounds the statements of the request it wraps (module docstring)."""
-
-    def __init__(self, get_response: Any) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        marked = _in_request.set(True)
-        try:
-            if default_connection.connection is not None:
-                bound_statements(default_connection)
-            return self.get_response(request)
-        finally:
-            _in_request.reset(marked)
+def connect_signals() -> None:
+    """Called once at start (``sessions_app.apps``)."""
+    request_started.connect(_request_started, dispatch_uid="nexus.statement_timeout.started")
+    request_finished.connect(_request_finished, dispatch_uid="nexus.statement_timeout.finished")
+    connection_created.connect(_handed_over, dispatch_uid="nexus.statement_timeout")

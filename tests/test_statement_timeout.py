@@ -94,6 +94,13 @@ def test_within_the_limit_the_same_search_answers(api_client, session, bounded_c
     assert statement_timeout() == "300ms"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_request_opens_is_bounded_too(api_client, session, bounded_connection):
+    connection.close()  # as a pooled connection is at the start of every request
+    assert api_client.get("/api/sessions/").status_code == 200
+    assert statement_timeout() == "300ms"
+
+
 @pytest.mark.django_db
 def test_a_cancelled_statement_is_told_apart_from_an_unreachable_database(postgres):
     canceled = canceled_statement()
@@ -138,6 +145,7 @@ def test_work_outside_a_request_keeps_the_servers_setting(api_client, session, b
         try:
             seen.append(statement_timeout(own))
         finally:
+            own.connection.close()  # closed for good, not kept by the pool past the test database
             own.close()
 
     thread = threading.Thread(target=worker)
