@@ -1,389 +1,90 @@
-"""How much of what the user told Nexus does the context still hold?
+"""How much of what the user told Nexus does the context still hold, and at what cost in tokens?
 
-Long synthetic conversations (four of 320 exchanges by default, in sessions
-days or weeks apart through 2023, with facts planted early, some of them
-changed later, distractors and chit-chat), from one of two sets:
-``--set synthetic`` (bench/recall_data.py: a user tells an assistant short
-facts, one to a turn, and the replies are short) or ``--set dialogue``
-(bench/recall_dialogue.py: two friends chatting, and a user with an
-assistant that writes long answers; facts told in passing, by either side,
-in relative time, a few needing two exchanges), are replayed as live
-traffic: one ``POST /api/sessions/{uuid}/episodes/`` per day the user
-chatted, through the test client with token authentication, on the embedded
-default (``offline`` backend, no broker: summarization runs in-process after
-each commit, between the posts). Each episode is sent with its
-``created_at``; when the API does not take it, the episodes carry the replay
-time instead and a note says so.
+Long dated conversations with planted facts (some changed later, with
+distractors, asked about at the end in other words) from one of three sets,
+replayed through the API (bench/recall_replay.py):
 
-Then every question (asked in other words than the fact was told) is put to
-four contexts, at budgets of 1,000, 2,000 and 4,000 tokens (cl100k_base):
+- ``synthetic`` (bench/recall_synthetic.py): a user tells an assistant short
+  facts, one to a turn, with short replies; 320 exchanges by default;
+- ``dialogue`` (bench/recall_dialogue.py): two friends chatting, and a user
+  with an assistant whose answers run to a few hundred words; 320 exchanges;
+- ``assistant`` (bench/recall_assistant.py): a person building a software
+  project with a coding assistant over months, about 100,000 tokens in 160
+  exchanges, replies of hundreds to a couple of thousand tokens; questions
+  on facts, updated facts, dates, ordering and standing instructions.
 
-- full history: every episode in full with its date, no budget;
-- buffer: the newest episodes that fit;
-- BM25 top-k: the episodes ranking highest for the question (k1 1.2, b 0.75),
-  oldest first with their dates, as many as fit;
-- Nexus: the ``prompt`` of ``GET /api/sessions/{uuid}/context/?question=&budget=``.
+Every question is put to five contexts at three budgets (1,000 / 2,000 /
+4,000 tokens; 2,000 / 4,000 / 8,000 for ``assistant``): full history (no
+budget), the newest exchanges that fit, BM25 top-k of whole exchanges,
+BM25 top-k of passages (bench/recall_scoring.py), and Nexus (the ``prompt``
+of ``GET /api/sessions/{uuid}/context/?question=&budget=``). Prints answer-word
+recall and mean tokens of each, a breakdown by question type, and what
+Nexus's context costs for five messages that need no memory, beside the
+recent window's tokens. ``--literal`` asks the non-date questions again,
+each also naming the rarest word of the exchange that answers it.
 
-A context's recall is the fraction of the question's answer words (lower-case
-content words; for a date its day, month name and year) found in it as whole
-words. Prints mean tokens and recall per budget and method, a breakdown by
-question type at 2,000, and whether Nexus beats BM25 and reaches 90 % of the
-full history's recall at 4,000.
+    .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue|assistant] [--literal]
+        [--database sqlite|postgres] [--sqlite PATH] [--conversations 4] [--exchanges N]
+        [--seed 7] [--fresh] [--hash]
 
-``--literal`` asks the non-date questions again, each also naming the rarest
-word of the first exchange that answers it ("... the Kestrel support group?"):
-the sets ask in other words on purpose, and this is the other kind of
-question, which reuses the conversation's words and favours BM25.
-
-    .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue] [--database sqlite|postgres]
-        [--conversations 4] [--exchanges 320] [--seed 7] [--fresh] [--literal]
-
-SQLite uses /tmp/nexus_recall.sqlite3; PostgreSQL uses ``BENCH_DATABASE_URL``
-(default ``nexus_recall_bench``, created if missing). Sessions already replayed
-with the same set, seed and sizes are reused (a session's title is its
-conversation's key, which names the dialogue set); ``--fresh`` replays them
-again.
+SQLite uses ``--sqlite`` (default /tmp/nexus_recall.sqlite3), PostgreSQL
+``BENCH_DATABASE_URL`` (default ``nexus_recall_bench``, created if missing).
+Sessions already replayed with the same conversations (their hash is in
+the title) are reused; ``--fresh`` replays them. ``--hash`` prints the
+conversations' hash and stops. Figures: bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import os
-import re
 import statistics
 import sys
-import time
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 # WhiteNoise looks for collected static files, which a benchmark does not build.
 warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_data, recall_dialogue  # noqa: E402
-from bench.recall_data import (  # noqa: E402
-    DATE,
-    KINDS,
-    WORD,
-    Conversation,
-    Exchange,
-    Question,
-    long_date,
-    words,
+from bench import recall_assistant, recall_dialogue, recall_synthetic  # noqa: E402
+from bench.recall_data import KINDS, Conversation, Exchange, Question, fingerprint  # noqa: E402
+from bench.recall_replay import SQLITE_PATH, Api, Replay, expect, session_for, setup  # noqa: E402
+from bench.recall_scoring import (  # noqa: E402
+    Bm25,
+    dated_pair,
+    fit,
+    literal,
+    passages,
+    quote_passages,
+    recall,
+    render,
 )
 from sessions_app.tokens import count_tokens  # noqa: E402  (tiktoken only: no Django needed)
 
-SQLITE_URL = "sqlite:////tmp/nexus_recall.sqlite3"
-POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/nexus_recall_bench"
-BUDGETS = (1000, 2000, 4000)
 BREAKDOWN_BUDGET = 2000
 GOAL = 0.9
-METHODS = ("buffer", "BM25 top-k", "Nexus")
-QUESTION_LABEL = "User Question: "
-USERNAME = "bench-recall"
-# The probe sets, by name: each a make_conversations(seed, count, exchanges).
-SETS = {"synthetic": recall_data.make_conversations, "dialogue": recall_dialogue.make_conversations}
-
-
-# --- set-up ----------------------------------------------------------------------
-
-
-def setup(database: str) -> str:
-    """Point Django at the benchmark database, migrate it; returns its URL.
-
-    The embedded default as a user runs it: the offline backend and no broker,
-    so summarization runs in-process after each commit.
-    """
-    os.environ.pop("CELERY_BROKER_URL", None)
-    env = {
-        "INFERENCE_BACKEND": "offline",
-        "DJANGO_ALLOWED_HOSTS": "testserver",  # the test client's host
-        "API_THROTTLE_USER": "100000000/minute",  # replay and questions far above the default rate
-        "LOG_LEVEL": "WARNING",
-    }
-    if database == "postgres":
-        os.environ.setdefault("BENCH_DATABASE_URL", POSTGRES_URL)
-        from bench.support import setup_django
-
-        return setup_django(**env)
-
-    os.environ.update(env, DATABASE_URL=SQLITE_URL, DJANGO_SETTINGS_MODULE="nexus.settings")
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
-    return SQLITE_URL
-
-
-class Api:
-    """The REST API through the test client, authenticated as the benchmark's user."""
-
-    def __init__(self) -> None:
-        from django.contrib.auth import get_user_model
-        from rest_framework.authtoken.models import Token
-        from rest_framework.test import APIClient
-
-        user, _ = get_user_model().objects.get_or_create(username=USERNAME)
-        token, _ = Token.objects.get_or_create(user=user)
-        self.client = APIClient()
-        self.client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-
-    # secure=True throughout: production settings redirect plain HTTP to HTTPS.
-    def get(self, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
-        response = self.client.get(path, params or {}, secure=True)
-        return response.status_code, response.json()
-
-    def post(self, path: str, body: Any) -> tuple[int, Any]:
-        response = self.client.post(path, body, format="json", secure=True)
-        return response.status_code, response.json()
-
-    def delete(self, path: str) -> None:
-        self.client.delete(path, secure=True)
-
-
-def expect(status: int, body: Any, wanted: int, what: str) -> Any:
-    if status != wanted:
-        raise SystemExit(f"{what} answered {status}: {str(body)[:300]}")
-    return body
-
-
-# --- replay ------------------------------------------------------------------------
-
-
-@dataclass
-class Replay:
-    dated: bool | None = None  # does the API keep created_at? None until the first post says
-    requests: int = 0
-    episodes: int = 0
-    seconds: float = 0.0
-
-
-def title_of(conversation: Conversation) -> str:
-    """The key names the set for dialogue conversations ("dialogue (friends),
-    seed 7 #1 n=320"); synthetic keys are as before, so their earlier
-    replays are still found."""
-    return f"memory recall bench, {conversation.key}"
-
-
-def episode_payload(exchange: Exchange, dated: bool) -> dict[str, str]:
-    payload = {"user_input": exchange.user_input, "response": exchange.response}
-    if dated:
-        payload["created_at"] = exchange.created_at.isoformat()
-    return payload
-
-
-def kept_date(sent: Exchange, stored: dict[str, Any]) -> bool:
-    """Whether the stored episode carries the exchange's own time, not the replay's."""
-    return datetime.fromisoformat(stored["created_at"]) == sent.created_at
-
-
-def post_session(api: Api, uuid: str, day: list[Exchange], replay: Replay) -> None:
-    """One day's exchanges in one request, as a client syncing after a chat would."""
-    path = f"/api/sessions/{uuid}/episodes/"
-    dated = replay.dated is not False
-    status, body = api.post(path, [episode_payload(e, dated) for e in day])
-    replay.requests += 1
-    if status == 400 and dated and "created_at" in str(body):
-        replay.dated = False
-        status, body = api.post(path, [episode_payload(e, False) for e in day])
-        replay.requests += 1
-    expect(status, body, 201, f"POST {path}")
-    if replay.dated is None:
-        # An API that does not know the field may ignore it and answer 201.
-        replay.dated = kept_date(day[0], body[0])
-    replay.episodes += len(day)
-
-
-def find_session(api: Api, title: str, size: int) -> str | None:
-    """The uuid of a complete earlier replay with this title; incomplete ones are deleted."""
-    from django.db.models import Count
-
-    from sessions_app.models import ChatSession
-
-    found = None
-    sessions = ChatSession.objects.filter(owner__username=USERNAME, title=title)
-    for session in sessions.annotate(size=Count("episodes")):
-        if session.size == size and found is None:
-            found = str(session.uuid)
-        else:
-            api.delete(f"/api/sessions/{session.uuid}/")
-    return found
-
-
-def replayed_dated(api: Api, uuid: str, first: Exchange) -> bool:
-    status, body = api.get(f"/api/sessions/{uuid}/episodes/")
-    expect(status, body, 200, "GET episodes")
-    return kept_date(first, body["results"][0])
-
-
-def session_for(api: Api, conversation: Conversation, fresh: bool, replay: Replay) -> str:
-    """The session holding ``conversation``: reused when complete, else replayed."""
-    title = title_of(conversation)
-    size = len(conversation.exchanges)
-    uuid = find_session(api, title, size)
-    if uuid is not None and fresh:
-        api.delete(f"/api/sessions/{uuid}/")
-        uuid = None
-    if uuid is not None:
-        if replay.dated is None:
-            replay.dated = replayed_dated(api, uuid, conversation.sessions[0][0])
-        return uuid
-    uuid = expect(*api.post("/api/sessions/", {"title": title}), 201, "POST /api/sessions/")["id"]
-    start = time.perf_counter()
-    for day in conversation.sessions:
-        post_session(api, uuid, day, replay)
-    replay.seconds += time.perf_counter() - start
-    return uuid
-
-
-# --- contexts ------------------------------------------------------------------------
-
-
-def dated_pair(exchange: Exchange) -> str:
-    return f"[{long_date(exchange.created_at.date())}] Q: {exchange.user_input}\nA: {exchange.response}"
-
-
-def render(question: str, exchanges: Sequence[Exchange]) -> str:
-    """A baseline context: the question, then the chosen exchanges oldest first."""
-    return "\n\n".join([QUESTION_LABEL + question] + [dated_pair(e) for e in exchanges])
-
-
-def fit(question: str, candidates: Sequence[int], pair_tokens: Sequence[int], budget: int) -> list[int]:
-    """Indexes from ``candidates``, in their order, while the context stays within ``budget``.
-
-    A pair too large for what is left is skipped, not the end: a smaller one
-    further down may still fit. The separators are counted as two tokens each,
-    a slight overestimate, so the rendered text never exceeds the budget."""
-    used = count_tokens(QUESTION_LABEL + question)
-    chosen = []
-    for index in candidates:
-        if used + pair_tokens[index] + 2 <= budget:
-            chosen.append(index)
-            used += pair_tokens[index] + 2
-    return chosen
-
-
-STOPWORDS = words(
-    "a an and are as at be by did do does for from has have he her his how i I'd in is it its me my "
-    "now of on or our say said she so that the their them then there these they this to was we what "
-    "when where which who why will with you your am can"
-)
-
-
-def terms(text: str) -> list[str]:
-    return [w for w in words_in_order(text) if w not in STOPWORDS]
-
-
-def words_in_order(text: str) -> list[str]:
-    return WORD.findall(text.lower())
-
-
-@dataclass
-class Bm25:
-    """Okapi BM25 over one conversation's episodes (user input and reply together)."""
-
-    documents: list[Counter[str]]
-    k1: float = 1.2
-    b: float = 0.75
-    document_frequency: Counter[str] = field(default_factory=Counter)
-
-    @classmethod
-    def over(cls, exchanges: Sequence[Exchange]) -> Bm25:
-        index = cls([Counter(terms(e.user_input + " " + e.response)) for e in exchanges])
-        for document in index.documents:
-            index.document_frequency.update(document.keys())
-        return index
-
-    def ranking(self, query: str) -> list[int]:
-        """Episode indexes, best first; ties keep the newer episode first."""
-        scores = self.scores(query)
-        return sorted(range(len(scores)), key=lambda index: (-scores[index], -index))
-
-    def scores(self, query: str) -> list[float]:
-        """Each episode's BM25 score for ``query`` (0 for one holding none of its terms)."""
-        count = len(self.documents)
-        average = sum(sum(d.values()) for d in self.documents) / count
-        query_terms = set(terms(query))
-        scores = []
-        for document in self.documents:
-            length = sum(document.values())
-            score = 0.0
-            for term in query_terms:
-                tf = document[term]
-                if tf:
-                    df = self.document_frequency[term]
-                    idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-                    norm = self.k1 * (1 - self.b + self.b * length / average)
-                    score += idf * tf * (self.k1 + 1) / (tf + norm)
-            scores.append(score)
-        return scores
-
-
-def literal(conversation: Conversation) -> list[Question]:
-    """``--literal``: the non-date questions, each also naming the rarest other
-    word of the first exchange that answers it, as questions that reuse the
-    conversation's words do. A date's answer is an exchange's date, not a word."""
-    bm25 = Bm25.over(conversation.exchanges)
-    asked = []
-    for question in conversation.questions:
-        if question.kind == DATE:
-            continue
-        holder = next(
-            e
-            for e in conversation.exchanges
-            if all(answer in words(e.user_input + " " + e.response) for answer in question.answers)
-        )
-        known = set(terms(question.text)) | set(question.answers)
-        others = [
-            t for t in dict.fromkeys(terms(holder.user_input + " " + holder.response)) if t not in known
-        ]
-        rarest = min(others, key=lambda t: bm25.document_frequency[t])
-        asked.append(replace(question, text=f"{question.text} {rarest}"))
-    return asked
-
-
-MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-# A date as people and the dated contexts write it: "8 May 2023", "8 May", "May 8, 2023".
-DATE_MENTION = re.compile(
-    rf"\b(?:(\d{{1,2}}) ({MONTHS})|({MONTHS}) (\d{{1,2}}))\b(?:,? (\d{{4}})\b)?", re.IGNORECASE
-)
-
-
-def date_mentions(context: str) -> set[tuple[str, ...]]:
-    """(day, month, year) and (day, month) of every date written in ``context``."""
-    mentions: set[tuple[str, ...]] = set()
-    for match in DATE_MENTION.finditer(context):
-        day = match.group(1) or match.group(4)
-        month = (match.group(2) or match.group(3)).lower()
-        mentions.add((day, month))
-        if match.group(5):
-            mentions.add((day, month, match.group(5)))
-    return mentions
-
-
-def recall(question: Question, context: str) -> float:
-    """Fraction of the answer words in ``context``.
-
-    A date's words count only where the date is written together: every
-    dated context holds "2023" and most months somewhere, which says nothing
-    about whether it knows the day asked about."""
-    if question.kind == DATE:
-        mentions = date_mentions(context)
-        # (day, month, year) written together scores all three; (day, month) two.
-        lengths = range(len(question.answers), 1, -1)
-        best = max((n for n in lengths if question.answers[:n] in mentions), default=0)
-        return best / len(question.answers)
-    found = words(context)
-    return sum(answer in found for answer in question.answers) / len(question.answers)
+METHODS = ("buffer", "BM25 top-k", "BM25 passages", "Nexus")
+BM25_METHODS = ("BM25 top-k", "BM25 passages")
+#: Messages that need no memory: their context should cost about the recent window.
+SMALL_TALK = ("Thanks!", "ok", "good night", "great, that worked", "see you tomorrow")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSet:
+    make: Callable[[int, int, int], list[Conversation]]  # (seed, count, exchanges) -> conversations
+    budgets: tuple[int, int, int]
+    exchanges: int  # per conversation, by default
+
+
+SETS = {
+    "synthetic": ProbeSet(recall_synthetic.make_conversations, (1000, 2000, 4000), 320),
+    "dialogue": ProbeSet(recall_dialogue.make_conversations, (1000, 2000, 4000), 320),
+    "assistant": ProbeSet(recall_assistant.make_conversations, (2000, 4000, 8000), 160),
+}
 
 
 @dataclass
@@ -395,11 +96,15 @@ class Score:
 @dataclass
 class Results:
     """Scores by (method, budget), each with its question's kind and its
-    conversation's shape; budget None for full history."""
+    conversation's shape; budget None for full history. ``small_talk``:
+    Nexus's tokens by budget for messages that need no memory, ``window``
+    the recent window's tokens for the same messages."""
 
     scores: dict[tuple[str, int | None], list[tuple[str, str, Score]]] = field(default_factory=dict)
     rejected: Counter[int] = field(default_factory=Counter)  # budget -> 400 answers
     over_budget: Counter[int] = field(default_factory=Counter)
+    small_talk: dict[int, list[int]] = field(default_factory=dict)
+    window: list[int] = field(default_factory=list)
 
     def add(self, method: str, budget: int | None, kind: str, shape: str, score: Score) -> None:
         self.scores.setdefault((method, budget), []).append((kind, shape, score))
@@ -415,8 +120,12 @@ class Results:
         return statistics.fmean(s.tokens for s in rows), statistics.fmean(s.recall for s in rows)
 
 
+def context(api: Api, uuid: str, question: str, budget: int) -> tuple[int, dict]:
+    return api.get(f"/api/sessions/{uuid}/context/", {"question": question, "budget": budget})
+
+
 def nexus_score(api: Api, uuid: str, question: Question, budget: int, results: Results) -> Score:
-    status, body = api.get(f"/api/sessions/{uuid}/context/", {"question": question.text, "budget": budget})
+    status, body = context(api, uuid, question.text, budget)
     if status == 400:
         results.rejected[budget] += 1
         return Score(0, 0.0)
@@ -431,28 +140,63 @@ def shape_of(conversation: Conversation) -> str:
     return conversation.key.split(", seed")[0] if ", seed" in conversation.key else "synthetic"
 
 
-def evaluate(api: Api, uuid: str, conversation: Conversation, results: Results) -> None:
+def evaluate(
+    api: Api, uuid: str, conversation: Conversation, budgets: Sequence[int], results: Results
+) -> None:
     exchanges = conversation.exchanges
     shape = shape_of(conversation)
     pair_tokens = [count_tokens(dated_pair(e)) for e in exchanges]
+    cut = passages(exchanges)
+    passage_tokens = [count_tokens(p.quoted) for p in cut]
     newest_first = list(range(len(exchanges) - 1, -1, -1))
-    index = Bm25.over(exchanges)
+    index, passage_index = Bm25.over(exchanges), Bm25.of([p.text for p in cut])
     for question in conversation.questions:
         full = render(question.text, exchanges)
         results.add(
             "full history", None, question.kind, shape, Score(count_tokens(full), recall(question, full))
         )
-        ranking = index.ranking(question.text)
-        for budget in BUDGETS:
+        ranking, passage_ranking = index.ranking(question.text), passage_index.ranking(question.text)
+        for budget in budgets:
             for method, order in (("buffer", newest_first), ("BM25 top-k", ranking)):
                 chosen = sorted(fit(question.text, order, pair_tokens, budget))
                 text = render(question.text, [exchanges[i] for i in chosen])
                 results.add(
                     method, budget, question.kind, shape, Score(count_tokens(text), recall(question, text))
                 )
+            chosen = sorted(fit(question.text, passage_ranking, passage_tokens, budget))
+            text = quote_passages(question.text, [cut[i] for i in chosen])
+            score = Score(count_tokens(text), recall(question, text))
+            results.add("BM25 passages", budget, question.kind, shape, score)
             results.add(
                 "Nexus", budget, question.kind, shape, nexus_score(api, uuid, question, budget, results)
             )
+
+
+def recent_window_tokens(message: str, exchanges: Sequence[Exchange]) -> int:
+    """The tokens of the last ``CONTEXT_RECENT_EPISODES`` exchanges in the
+    seed's layout, asked ``message``: what a message that needs no memory
+    should cost."""
+    from django.conf import settings
+
+    from summaries.context import layout
+
+    recent = exchanges[-settings.CONTEXT_RECENT_EPISODES :]
+    numbered = [layout.Exchange(i, e.user_input, e.response, i + 1) for i, e in enumerate(recent)]
+    pairs = layout.format_pairs(numbered)
+    header = layout.RECENT_HEADER if len(exchanges) > len(recent) else layout.PREVIOUS_HEADER
+    sections = [layout.QUESTION_LABEL + message, f"{header}\n{pairs}", layout.INSTRUCTIONS]
+    return count_tokens(layout.SECTION_SEPARATOR.join(sections))
+
+
+def small_talk(
+    api: Api, uuid: str, conversation: Conversation, budgets: Sequence[int], results: Results
+) -> None:
+    for message in SMALL_TALK:
+        results.window.append(recent_window_tokens(message, conversation.exchanges))
+        for budget in budgets:
+            status, body = context(api, uuid, message, budget)
+            expect(status, body, 200, "GET context")
+            results.small_talk.setdefault(budget, []).append(body["token_count"])
 
 
 # --- report ----------------------------------------------------------------------------
@@ -468,11 +212,11 @@ def summary_rows(uuid: str) -> int:
     return Summary.objects.filter(session__uuid=uuid).count()
 
 
-def print_report(results: Results, conversations: list[Conversation]) -> None:
+def print_report(results: Results, conversations: list[Conversation], budgets: Sequence[int]) -> None:
     print(f"\n{'budget':>7}  {'method':<13} {'mean tokens':>11} {'recall':>7}")
     tokens, full = results.mean("full history", None)
     print(f"{'-':>7}  {'full history':<13} {tokens:>11,.0f} {full:>7.2f}")
-    for budget in BUDGETS:
+    for budget in budgets:
         for method in METHODS:
             tokens, value = results.mean(method, budget)
             note = ""
@@ -482,51 +226,70 @@ def print_report(results: Results, conversations: list[Conversation]) -> None:
                 note += f"  ({results.rejected[budget]} answered 400, counted 0)"
             print(f"{budget:>7,}  {method:<13} {tokens:>11,.0f} {value:>7.2f}{note}")
 
+    talk = " / ".join(f"{statistics.fmean(results.small_talk[b]):,.0f}" for b in budgets)
+    print(f"\nsmall talk ({', '.join(repr(m) for m in SMALL_TALK)}), mean tokens:")
+    print(f"  Nexus at {' / '.join(f'{b:,}' for b in budgets)}: {talk}")
+    window = statistics.fmean(results.window)
+    print(f"  the recent window (the last exchanges in the seed's layout): {window:,.0f}")
+
     kinds = Counter(q.kind for c in conversations for q in c.questions)
     print(f"\nat {BREAKDOWN_BUDGET:,} tokens, by question type:")
-    print(f"{'type':<13} {'questions':>9} {'BM25':>6} {'Nexus':>6}")
+    print(f"{'type':<13} {'questions':>9} {'BM25':>6} {'passages':>9} {'Nexus':>6}")
     for kind in (k for k in KINDS if kinds[k]):
-        bm25 = results.mean("BM25 top-k", BREAKDOWN_BUDGET, kind)[1]
-        nexus = results.mean("Nexus", BREAKDOWN_BUDGET, kind)[1]
-        print(f"{kind:<13} {kinds[kind]:>9} {bm25:>6.2f} {nexus:>6.2f}")
+        bm25, cut, nexus = (results.mean(m, BREAKDOWN_BUDGET, kind)[1] for m in (*BM25_METHODS, "Nexus"))
+        print(f"{kind:<13} {kinds[kind]:>9} {bm25:>6.2f} {cut:>9.2f} {nexus:>6.2f}")
 
     shapes = sorted({shape_of(c) for c in conversations})
     if len(shapes) > 1:
-        print("\nby conversation shape, recall at " + " / ".join(f"{b:,}" for b in BUDGETS) + " tokens:")
-        print(f"{'shape':<20} {'BM25':>16} {'Nexus':>16}")
+        print("\nby conversation shape, recall at " + " / ".join(f"{b:,}" for b in budgets) + " tokens:")
+        print(f"{'shape':<20} {'BM25':>16} {'BM25 passages':>16} {'Nexus':>16}")
         for shape in shapes:
-            bm25, nexus = (
-                " / ".join(f"{results.mean(m, b, shape=shape)[1]:.2f}" for b in BUDGETS)
-                for m in ("BM25 top-k", "Nexus")
+            row = (
+                " / ".join(f"{results.mean(m, b, shape=shape)[1]:.2f}" for b in budgets)
+                for m in (*BM25_METHODS, "Nexus")
             )
-            print(f"{shape:<20} {bm25:>16} {nexus:>16}")
+            print(f"{shape:<20}" + "".join(f" {figures:>16}" for figures in row))
 
-    beats = all(results.mean("Nexus", b)[1] > results.mean("BM25 top-k", b)[1] for b in BUDGETS)
-    ratio = results.mean("Nexus", BUDGETS[-1])[1] / full if full else 0.0
-    print(f"\nNexus beats BM25 at every budget: {'yes' if beats else 'no'}")
-    print(f"Nexus at {BUDGETS[-1]} / full history: {ratio:.2f} (goal >= {GOAL})")
+    def best_bm25(budget: int) -> float:
+        return max(results.mean(m, budget)[1] for m in BM25_METHODS)
+
+    beats = all(results.mean("Nexus", b)[1] > best_bm25(b) for b in budgets)
+    middle, last = budgets[1], budgets[-1]
+    ratio = results.mean("Nexus", last)[1] / full if full else 0.0
+    print(f"\nNexus beats BM25 (whole exchanges and passages) at every budget: {'yes' if beats else 'no'}")
+    nexus = results.mean("Nexus", middle)[1]
+    print(f"Nexus at {middle:,}: {nexus:.2f}; the better BM25 at {last:,}: {best_bm25(last):.2f}")
+    print(f"Nexus at {last} / full history: {ratio:.2f} (goal >= {GOAL})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="conversations to replay")
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--sqlite", default=SQLITE_PATH, help="the SQLite file, with --database sqlite")
     parser.add_argument("--conversations", type=int, default=4)
-    parser.add_argument("--exchanges", type=int, default=320, help="per conversation")
+    parser.add_argument("--exchanges", type=int, help="per conversation (default: the set's)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--fresh", action="store_true", help="replay even when the sessions exist")
     parser.add_argument(
         "--literal", action="store_true", help="questions that also name a word of the answer"
     )
+    parser.add_argument("--hash", action="store_true", help="print the conversations' hash and stop")
     args = parser.parse_args()
 
-    url = setup(args.database)
+    probe = SETS[args.set]
+    exchanges = args.exchanges or probe.exchanges
+    conversations = probe.make(args.seed, args.conversations, exchanges)
+    if args.hash:
+        shape = f"{args.set}, seed {args.seed}, {len(conversations)} x {exchanges}"
+        print(f"{shape}: {fingerprint(conversations)}")
+        return
+    url = setup(args.database, args.sqlite)
     api = Api()
-    conversations = SETS[args.set](args.seed, args.conversations, args.exchanges)
     questions = sum(len(c.questions) for c in conversations)
     print(
         f"Memory recall on {database_label(url)}: {len(conversations)} {args.set} conversations of "
-        f"{args.exchanges} exchanges, {questions} questions, seed {args.seed}"
+        f"{exchanges} exchanges, {questions} questions, seed {args.seed}"
     )
 
     replay = Replay()
@@ -541,13 +304,13 @@ def main() -> None:
 
     if args.literal:
         conversations = [replace(c, questions=literal(c)) for c in conversations]
-        print(
-            f"literal questions: {sum(len(c.questions) for c in conversations)}, each naming a word of its answer"
-        )
+        asked = sum(len(c.questions) for c in conversations)
+        print(f"literal questions: {asked}, each naming a word of its answer")
     results = Results()
     for uuid, conversation in zip(uuids, conversations, strict=True):
-        evaluate(api, uuid, conversation, results)
-    print_report(results, conversations)
+        evaluate(api, uuid, conversation, probe.budgets, results)
+        small_talk(api, uuid, conversation, probe.budgets, results)
+    print_report(results, conversations, probe.budgets)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,7 @@ session list is timed for A (ten sessions, two of them long) against D (ten
 short ones). Prints both medians and the ratio for each read; the worst
 ratio (goal: at most 1.3). Then the search across sessions (``/api/search/``)
 of E (30,000 sessions) and of a staff member who may read every session,
-each against D's (ten), and their worst ratio (goal: at most 1.5; measured
-7.90 ms against 7.50, 1.05, with staff's 7.35 against 7.35).
+each against D's (ten), and their worst ratio (goal: at most 1.5).
 
     .venv/bin/python bench/read_scaling.py [--runs 150]
 

@@ -1,7 +1,7 @@
 """Which ranking of earlier exchanges keeps the most: words, meaning, or both?
 
 The conversations of bench/memory_recall.py (``--set synthetic``:
-bench/recall_data.py, or ``--set dialogue``: bench/recall_dialogue.py),
+bench/recall_synthetic.py, or ``--set dialogue``: bench/recall_dialogue.py),
 without the API: for every question, each ranking orders all the conversation's
 exchanges, the best are taken, oldest first with their dates, as many as fit
 the budget (the same ``fit``, ``render`` and ``recall`` as memory_recall.py),
@@ -35,8 +35,8 @@ This is how the weights of sessions_app.retrieval were chosen; the held-out
 benchmark decides, not these sets, so a change should hold on both sets, both
 kinds of question and more than one seed.
 
-    .venv/bin/python bench/retrieval_rankings.py [--set synthetic|dialogue] [--literal]
-        [--conversations 4] [--exchanges 320] [--seed 7]
+    .venv/bin/python bench/retrieval_rankings.py [--set synthetic|dialogue|assistant] [--literal]
+        [--conversations 4] [--exchanges N] [--seed 7]
 """
 
 from __future__ import annotations
@@ -58,17 +58,8 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from bench.memory_recall import (  # noqa: E402
-    BUDGETS,
-    SETS,
-    Bm25,
-    dated_pair,
-    fit,
-    literal,
-    recall,
-    render,
-    terms,
-)
+from bench.memory_recall import SETS  # noqa: E402
+from bench.recall_scoring import Bm25, dated_pair, fit, literal, recall, render, terms  # noqa: E402
 from sessions_app.semantic.encoder import encoder  # noqa: E402
 from sessions_app.semantic.passages import episode_texts  # noqa: E402
 from sessions_app.semantic.variety import varied  # noqa: E402
@@ -143,7 +134,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="synthetic", help="the conversations to rank")
     parser.add_argument("--conversations", type=int, default=4)
-    parser.add_argument("--exchanges", type=int, default=320)
+    parser.add_argument("--exchanges", type=int, help="per conversation (default: the set's)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--literal", action="store_true", help="questions that also name a word of the answer"
@@ -152,7 +143,9 @@ def main() -> None:
 
     results: dict[tuple[str, int], list[float]] = {}
     started = time.perf_counter()
-    for conversation in SETS[args.set](args.seed, args.conversations, args.exchanges):
+    probe = SETS[args.set]
+    budgets = probe.budgets
+    for conversation in probe.make(args.seed, args.conversations, args.exchanges or probe.exchanges):
         exchanges = conversation.exchanges
         texts = [episode_texts(e.user_input, e.response) for e in exchanges]
         owners = np.repeat(np.arange(len(texts)), [len(t) for t in texts])
@@ -181,17 +174,17 @@ def main() -> None:
             rankings["score sum, common out"] = summed(uncommon, word_scores, NEXUS_WORDS_WEIGHT)
             rankings["... common out, varied"] = chosen_varied(uncommon, word_scores, whole, VARIED_DEPTH)
             for name, ranking in rankings.items():
-                for budget in BUDGETS:
+                for budget in budgets:
                     chosen = fit(question.text, ranking, tokens, budget)
                     context = render(question.text, [exchanges[i] for i in sorted(chosen)])
                     results.setdefault((name, budget), []).append(recall(question, context))
 
     kind = "literal questions" if args.literal else "questions as asked"
     print(f"answer words found, ranking alone, {args.set} set, seed {args.seed}, {kind}", end="")
-    print(f" ({len(results[(name, BUDGETS[0])])} of them, {time.perf_counter() - started:.0f} s)")
-    print(f"{'ranking':<26}" + "".join(f"{b:>8,}" for b in BUDGETS))
+    print(f" ({len(results[(name, budgets[0])])} of them, {time.perf_counter() - started:.0f} s)")
+    print(f"{'ranking':<26}" + "".join(f"{b:>8,}" for b in budgets))
     for name in dict.fromkeys(name for name, _ in results):
-        print(f"{name:<26}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in BUDGETS))
+        print(f"{name:<26}" + "".join(f"{np.mean(results[(name, b)]):>8.2f}" for b in budgets))
 
 
 if __name__ == "__main__":

@@ -213,6 +213,8 @@ SUMMARY_TEMPERATURE = env_float("SUMMARY_TEMPERATURE", 0.2, minimum=0.0, maximum
 SUMMARY_GEN_MAX_TOKENS = env_int("SUMMARY_GEN_MAX_TOKENS", 500, minimum=1)
 SUMMARY_MAX_CHARS = env_int("SUMMARY_MAX_CHARS", 3000, minimum=100)
 CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
+# The most of a context's budget the recent window takes (its newest exchange always).
+CONTEXT_RECENT_SHARE = env_float("CONTEXT_RECENT_SHARE", 0.3, minimum=0.0, maximum=1.0)
 # Summary rows read into one context at most (newest first); older ones are reported as left out.
 CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # Full-text search of episodes (sessions_app.search). SEARCH_CONFIG is the
@@ -234,7 +236,8 @@ SUMMARY_MAX_RETRIES = env_int("SUMMARY_MAX_RETRIES", 5, minimum=0)
 SUMMARY_RETRY_BACKOFF_MAX = env_int("SUMMARY_RETRY_BACKOFF_MAX", 120, minimum=1)
 # A failed session is tried again by the sweep (or a new write) after this long.
 SUMMARY_RETRY_AFTER_SECONDS = env_int("SUMMARY_RETRY_AFTER_SECONDS", 300, minimum=0)
-# A session queued longer than this lost its message (broker restart): re-enqueue.
+# A session queued longer than this lost its message (broker restart): re-enqueue
+# (its summaries, or the encoding of its vectors: sessions_app.semantic.backlog).
 SUMMARY_QUEUED_STALE_SECONDS = env_int("SUMMARY_QUEUED_STALE_SECONDS", 600, minimum=1)
 SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
 # Model calls (utility and chat, not the offline backend's) per user per

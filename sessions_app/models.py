@@ -6,6 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
@@ -38,12 +39,26 @@ class ChatSession(models.Model):
     # in the same UPDATE as the counters above. It only grows: a deleted
     # exchange leaves a gap, and no later one takes its number.
     cached_last_position = models.PositiveIntegerField(default=0, editable=False)
+    # The position of the newest episode with vectors (0: none), raised by
+    # the encoder in the transaction that writes them (vectors are written
+    # in id order, so every episode up to it has them). With the counter
+    # above it says how many have none, which the sweep finds by the index
+    # below (``sessions_app.semantic.backlog``).
+    encoded_through_position = models.PositiveIntegerField(default=0, editable=False)
+    # When the encoder last wrote this session's vectors or the sweep last
+    # sent it the task: what is missing is sent again only once both are old.
+    encoding_activity_at = models.DateTimeField(null=True, editable=False)
 
     objects = ChatSessionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated_at", "-pk"]
-        indexes = [models.Index(fields=["owner", "-updated_at"], name="session_owner_recent_idx")]
+        indexes = [
+            models.Index(fields=["owner", "-updated_at"], name="session_owner_recent_idx"),
+            models.Index(
+                F("cached_last_position") - F("encoded_through_position"), name="session_unencoded_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title or f"Session {self.uuid}"

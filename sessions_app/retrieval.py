@@ -9,63 +9,13 @@ its words by their BM25 score, whose rare terms weigh more, times
 other: a word-only hit not yet encoded counts as of average closeness.
 
 Scores, not ranks (the reciprocal rank fusion used before): a rank says
-nothing of how far ahead the first is. A question that names the one rare
-word of the exchange it asks about is answered by that word, however many
-exchanges are closer in a sentence encoder's blur; a question in other
-words shares only common words with anything, whose small BM25 scores
-leave the order to meaning. Ranks gave both the same pull, so the rare
-word's exchange fell behind a dozen near ones.
-
-Measured by bench/retrieval_rankings.py (answer words found at 1,000 /
-2,000 / 4,000 tokens, ranking alone, seed 7) on its two probe sets, as asked
-(in other words than the fact was told) and with ``--literal`` (each
-question also naming the rarest word of the exchange that answers it, as
-questions that reuse the conversation's words do):
-
-=====================  ===============  ===============  =================
-ranking                synthetic        dialogue         dialogue, literal
-=====================  ===============  ===============  =================
-words (BM25)           .40 / .43 / .46  .27 / .34 / .39  .96 / .96 / .98
-meaning                .78 / .81 / .89  .34 / .45 / .59  .37 / .50 / .61
-rank fusion, words .5  .78 / .84 / .90  .34 / .44 / .55  .54 / .61 / .85
-score sum, words .6    .78 / .84 / .90  .34 / .42 / .56  .65 / .85 / .98
-score sum, words .8    .73 / .82 / .90  .36 / .39 / .53  .74 / .93 / .98
-score sum, words 1     .68 / .79 / .89  .34 / .42 / .53  .85 / .93 / .96
-... .8, common out     .74 / .82 / .90  .44 / .47 / .61  .80 / .93 / .98
-=====================  ===============  ===============  =================
-
-(Literal synthetic questions are found by every ranking with words: 1.00.)
-Words weigh 0.8: the held-out benchmark that decides is nearer the literal
-kind (words alone keep 0.76 of its answers at 2,000 tokens, against 0.34
-to 0.43 on the sets as asked), and 0.8 loses little on the other kind.
-
-The last row is how Nexus ranks now: meaning is compared without the
-question's common words (``meaning_text``), which lifts the dialogue set,
-whose questions name the friend the whole chat is with, and costs nothing
-elsewhere. Through the API (bench/memory_recall.py, the whole context,
-SQLite), before and after, at the same budgets:
-
-==========================  ===============  ===============
-set, seed                   before           after
-==========================  ===============  ===============
-synthetic, 7                .59 / .82 / .84  .59 / .82 / .84
-synthetic, 11               .38 / .79 / .84  .41 / .79 / .84
-dialogue, 7                 .17 / .22 / .48  .22 / .25 / .56
-dialogue, 11                .11 / .19 / .44  .16 / .25 / .56
-dialogue literal, 7         .48 / .46 / .83  .50 / .46 / .87
-dialogue literal, 11        .33 / .43 / .80  .35 / .46 / .85
-==========================  ===============  ===============
-
-(The weights 0.6 and 1.0 were tried again with it, through the API, on both
-seeds: neither held up on every set. So was taking out only the common
-words written with a capital, the names: lower on five of the six rows,
-the same on the sixth. Common topic words go too ("kitchen" in a chat that
-keeps coming back to the renovation), and the question keeps them for BM25.)
-
-The context then chooses its exchanges so that they do not repeat each other
-(``semantic.variety``, whose docstring has the figures): each choice lowers
-the scores of the exchanges like it. The search endpoint lists its hits in
-the plain order.
+nothing of how far ahead the first is, so a question that names the one
+rare word of the exchange it asks about is answered by that word, and one
+asked in other words is left to meaning. The context then chooses its
+exchanges so that they do not repeat each other (``semantic.variety``); the
+search endpoint lists its hits in the plain order. How the weights were
+chosen, with the figures: bench/README.md (bench/retrieval_rankings.py,
+bench/memory_recall.py).
 """
 
 from __future__ import annotations
@@ -86,7 +36,7 @@ __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_t
 
 #: What a point of BM25 counts for against a standard deviation of closeness
 #: in meaning. One rare term matched scores about 5 (idf in a few hundred
-#: episodes), a common one about 1 (module docstring for the choice).
+#: episodes), a common one about 1 (bench/README.md for the choice).
 WORDS_WEIGHT = 0.8
 #: Episodes found by meaning for each place when the choice is varied.
 VARIETY_POOL = 2
@@ -158,8 +108,8 @@ def meaning_text(question: str, ranking: Ranking | None) -> str:
     greet Rohan, not the one where he speaks of Sigrid. Without the name
     that every tenth exchange holds, "What is the name of 's daughter?" is
     what is compared. Stop words stay: without them a question becomes a
-    bag of keywords, which the encoder reads worse (bench/memory_recall.py:
-    module docstring for the figures).
+    bag of keywords, which the encoder reads worse (bench/memory_recall.py;
+    figures in bench/README.md).
     """
     asked = ranking.without_common_words() if ranking else ""
     return asked or question

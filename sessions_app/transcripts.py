@@ -8,8 +8,11 @@ Format ``nexus-transcript/2`` (UTF-8, one JSON object per line):
 - then one line per episode, oldest first: ``{"position", "user_input",
   "response", "created_at", "metadata"}``. ``user_input`` and ``response``
   are required strings, as the API takes them (``user_input`` not empty,
-  ``response`` may be); ``created_at`` (ISO 8601) and ``metadata`` (an
-  object) are optional; other keys are ignored. Blank lines are skipped.
+  ``response`` may be); ``created_at`` (ISO 8601; without an offset, UTC)
+  and ``metadata`` (an object) are optional; other keys are ignored. Dates
+  are checked as every write checks them (``created_at_problems``: from
+  1970, not in the future, not going back), each problem named by its line.
+  Blank lines are skipped.
 
 ``position`` is the exchange's number in the exported session (``#12``;
 a deleted exchange leaves a gap). It is informational: an imported session
@@ -42,7 +45,7 @@ from django.utils.dateparse import parse_datetime
 from sessions_app.errors import EpisodeDateInvalid
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episodes_bulk_create, session_create
-from sessions_app.validation import metadata_problem, text_problem
+from sessions_app.validation import created_at_problems, metadata_problem, text_problem
 
 FORMAT = "nexus-transcript/2"
 #: The formats the importer reads (a header may also name none).
@@ -92,6 +95,8 @@ class ParsedTranscript:
     title: str = ""
     metadata: dict = field(default_factory=dict)
     episodes: list[dict[str, Any]] = field(default_factory=list)
+    # The line number (from 1) of each of ``episodes``.
+    episode_lines: list[int] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)
     # (line number, what the checker made of it), per type named in ``extra``.
     extras: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
@@ -127,7 +132,10 @@ def _created_at(obj: dict) -> datetime | None:
     raw = obj.get("created_at")
     if raw is None:
         return None
-    parsed = parse_datetime(raw) if isinstance(raw, str) else None
+    try:
+        parsed = parse_datetime(raw) if isinstance(raw, str) else None
+    except ValueError:  # shaped like a date, but e.g. month 13
+        parsed = None
     if parsed is None:
         raise ValueError('"created_at" must be an ISO 8601 date and time')
     return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
@@ -148,6 +156,12 @@ def _json_lines(lines: Iterable[bytes], errors: list[tuple[int, str]]) -> Iterat
         except json.JSONDecodeError as exc:
             errors.append((number, f"not valid JSON ({exc.msg})"))
             continue
+        except ValueError as exc:  # e.g. an integer of more digits than Python converts
+            errors.append((number, f"not valid JSON ({exc})"))
+            continue
+        except RecursionError:
+            errors.append((number, "not valid JSON (nested too deeply)"))
+            continue
         if not isinstance(obj, dict):
             errors.append((number, "not a JSON object"))
             continue
@@ -156,9 +170,26 @@ def _json_lines(lines: Iterable[bytes], errors: list[tuple[int, str]]) -> Iterat
 
 def _check_format(header: dict) -> None:
     fmt = header.get("format")
-    if fmt is not None and fmt not in READABLE_FORMATS:
+    if fmt is not None and (not isinstance(fmt, str) or fmt not in READABLE_FORMATS):
         readable = " and ".join(sorted(READABLE_FORMATS))
         raise ValueError(f'unknown "format" {fmt!r}: this version reads {readable}')
+
+
+def _title(header: dict) -> str:
+    title = header.get("title") or ""
+    if not isinstance(title, str):
+        return ""
+    problem = text_problem(title)
+    if problem:
+        raise ValueError(f'"title": {problem}')
+    return title
+
+
+def _date_errors(transcript: ParsedTranscript, *, now: datetime) -> list[tuple[int, str]]:
+    """The episodes' dates as every write checks them (``created_at_problems``), by line number."""
+    problems = created_at_problems([e["created_at"] for e in transcript.episodes], now=now)
+    lines = transcript.episode_lines
+    return [(lines[index], f'"created_at": {problem}') for index, problem in problems.items()]
 
 
 def _episode(obj: dict, max_chars: int) -> dict[str, Any]:
@@ -192,17 +223,21 @@ def parse_transcripts(
         try:
             if kind == "session":
                 _check_format(obj)
-                title = obj.get("title") or ""
-                current.title = title if isinstance(title, str) else ""
+                current.title = _title(obj)
                 current.metadata = _metadata(obj)
             elif kind == "episode":
                 current.episodes.append(_episode(obj, max_chars))
+                current.episode_lines.append(number)
             elif isinstance(kind, str) and kind in extra:
                 current.extras.setdefault(kind, []).append((number, extra[kind](obj)))
             else:
                 raise ValueError(f'unexpected "type": {kind!r}')
         except ValueError as exc:
             errors.append((number, str(exc)))
+    now = timezone.now()
+    for transcript in sessions:
+        errors.extend(_date_errors(transcript, now=now))
+    errors.sort()
     for transcript in sessions:
         transcript.errors = errors
     return sessions, errors

@@ -11,7 +11,7 @@ naming the field, the transcript import with the line number.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -93,16 +93,27 @@ def metadata_problem(value: Any) -> str | None:
     return None
 
 
+#: The earliest date an episode may carry. Python cannot represent a UTC
+#: time before year 1 (``0001-01-01T00:00:00+14:00`` is one), which
+#: PostgreSQL stores and then every read of the row fails on; no
+#: conversation worth importing predates the epoch anyway.
+EARLIEST_CREATED_AT = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def created_at_problems(dates: list[datetime | None], *, now: datetime) -> dict[int, str]:
-    """Position -> problem for the dates of a batch of episodes written in
-    this order: none in the future, none earlier than the one before it
-    (those without a date get ``now``, so nothing dated may follow them).
-    Whether the first comes after what the session holds is checked where
-    the session's row is locked (``sessions_app.services``)."""
+    """Position -> problem for the dates (aware) of a batch of episodes
+    written in this order: none before ``EARLIEST_CREATED_AT``, none in the
+    future, none earlier than the one before it (those without a date get
+    ``now``, so nothing dated may follow them). Whether the first comes after
+    what the session holds is checked where the session's row is locked
+    (``sessions_app.services``). Every path that stores a date calls this."""
     problems: dict[int, str] = {}
     previous: datetime | None = None
     for position, value in enumerate(dates):
         effective = now if value is None else value
+        if value is not None and value < EARLIEST_CREATED_AT:
+            problems[position] = "Must not be before 1970-01-01T00:00:00Z."
+            continue
         if value is not None and value > now:
             problems[position] = "Must not be in the future."
         elif previous is not None and effective < previous:

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from sessions_app.labels import episode_label
+from sessions_app.models import ChatSession
+from sessions_app.retrieval import begin_ranking
 from summaries.context import ContextResult
 from summaries.context.sources import episode_texts
 from summaries.extractive import parse_summary
@@ -50,7 +54,7 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
     """What ``context`` holds for ``question``, shortened for people to read::
 
         {"retrieved": [{"label": "[8 May 2023 · #12]", "text": ..., "reply": ...}],
-         "retrieved_count": 5, "summary": "...", "recent": 8}
+         "retrieved_count": 5, "summary": "...", "recent": 8, "whole": False}
 
     ``retrieved`` are the best ``SHOWN_EXCHANGES`` of the ``retrieved_count``
     earlier exchanges the context quotes (``reply`` is "" when the reply was
@@ -58,7 +62,9 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
     without any), ``recent`` the exchanges it gives in full.
     """
     asked = set(closeness_terms(question))
-    shown = context.retrieved_by_rank[:SHOWN_EXCHANGES]
+    shown = (highlights(session_pk, question, context) if context.whole else context.retrieved_by_rank)[
+        :SHOWN_EXCHANGES
+    ]
     texts = episode_texts(session_pk, shown)
     retrieved = []
     for pk in shown:
@@ -75,10 +81,25 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
         )
     return {
         "retrieved": retrieved,
-        "retrieved_count": len(context.retrieved),
+        "retrieved_count": len(retrieved) if context.whole else len(context.retrieved),
         "summary": _gist(session_pk, context.summaries, asked),
         "recent": len(context.recent),
+        # The whole conversation goes in full: it costs no more than a shorter context would.
+        "whole": context.whole,
     }
+
+
+def highlights(session_pk: int, question: str, context: ContextResult) -> list[int]:
+    """When the whole history is the context, the earlier exchanges (before
+    the last ``CONTEXT_RECENT_EPISODES``) that rank highest for the question,
+    best first: what the model would find first in it."""
+    window = settings.CONTEXT_RECENT_EPISODES
+    earlier = context.recent[:-window] if window else context.recent
+    session = ChatSession.objects.filter(pk=session_pk).first()
+    if not earlier or session is None:
+        return []
+    ranking = begin_ranking(session=session, question=question, limit=SHOWN_EXCHANGES)
+    return [hit.episode_id for hit in ranking.hits(context.recent[len(earlier) :])]
 
 
 def nearest_sentences(text: str, asked: set[str], count: int) -> str:

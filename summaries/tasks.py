@@ -1,6 +1,6 @@
 """Celery tasks: thin wrappers that take primary keys and call the runner;
 sending them (``send_task``, ``queue_run``); and the sweep that finds
-sessions with pending work.
+sessions with pending work (summaries, and vectors a lost task left missing).
 
 ``acks_late`` (with the project's ``reject_on_worker_lost``) means a task
 whose worker child dies is delivered again with the same task id; the
@@ -20,6 +20,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from nexus.dispatch import dispatch
+from sessions_app.semantic.backlog import resend_missing
 from summaries import run_state, runner, selectors
 from summaries.erasure import expired_sessions_purge, old_revisions_prune
 from summaries.inference import PermanentInferenceError, TransientInferenceError
@@ -119,8 +120,10 @@ def rebuild_session(self: Task, session_pk: int, actor_pk: int | None = None) ->
 
 @shared_task(name="summaries.tasks.sweep_pending_summaries", acks_late=True)
 def sweep_pending_summaries() -> int:
-    """Enqueue every session with pending work (the beat schedule runs this)."""
-    return len(sweep_pending())
+    """Enqueue every session with pending work: its summaries, or vectors a
+    lost task left missing (beat runs this; without a broker, the embedded
+    worker). The number of sends."""
+    return len(sweep_pending()) + len(resend_missing())
 
 
 # --- sending ------------------------------------------------------------------

@@ -16,9 +16,10 @@ sessions however many calls and rows there are:
   tile a session's episodes, so that is every episode from the first row's
   first id to the last row's last id).
 - ``full_history_tokens``: the session's token counter (every episode in
-  full). ``context_tokens``: the summaries' tokens plus, in full, the
-  episodes not yet covered and the last ``CONTEXT_RECENT_EPISODES``, which
-  is what the context puts in besides its fixed text. ``saved_tokens`` is
+  full). ``context_tokens``: the summaries' tokens plus the episodes not
+  yet covered and the last ``CONTEXT_RECENT_EPISODES``, at most what the
+  context puts in besides its fixed text (the window takes no more than its
+  share of a budget: ``summaries.context.window``). ``saved_tokens`` is
   the difference, never below zero; ``savings_ratio`` is it over the full
   history.
 """

@@ -1,14 +1,14 @@
 """The context's "Relevant earlier exchanges": older episodes that rank
 highest for the question, quoted in full with their dates, within a budget
-that is a hard cap and is filled."""
+that is a hard cap; a budget that holds the whole history gets it whole."""
 
 from __future__ import annotations
 
 import pytest
 
 from sessions_app.services import episodes_bulk_create
-from sessions_app.tokens import count_tokens
-from summaries.context import RETRIEVED_LABEL_TOKENS, build_context
+from sessions_app.tokens import count_episode_tokens, count_tokens
+from summaries.context import RETRIEVED_LABEL_TOKENS, build_context, full_history_tokens
 from summaries.context.layout import day
 from summaries.context.sources import RETRIEVED_MIN, retrieval_depth
 from tests.factories import SummaryFactory
@@ -67,7 +67,7 @@ def test_an_old_fact_is_quoted_in_full_with_its_date_between_summary_and_recent(
 
 def test_retrieved_exchanges_are_oldest_first(long_session):
     session, episodes = long_session
-    result = build_context(session=session, question="weather Saturday Sunday", budget=4000)
+    result = build_context(session=session, question="weather Saturday Sunday", budget=2000)
     assert len(result.retrieved) > 2
     assert result.retrieved == sorted(result.retrieved)
     section = result.prompt[result.prompt.index("Relevant earlier exchanges:") :]
@@ -84,30 +84,46 @@ def test_the_budget_is_a_hard_cap_and_is_filled(long_session, budget):
     left_out = result.omitted["retrieved"] + result.omitted["summaries"] + result.omitted["digest"]
     if left_out:
         # Something was left out, so the budget is nearly used: what is left
-        # is less than an exchange here, or than the share not worth a recount.
-        assert result.token_count > budget - max(40, budget // 25)
+        # is less than an exchange quoted here, or than the share not worth a recount.
+        quoted = max(count_episode_tokens(**chatter(59)) + RETRIEVED_LABEL_TOKENS, 40)
+        assert result.token_count > budget - max(quoted, budget // 25)
+
+
+def roomy_budget(session, question: str) -> int:
+    """The largest budget the whole history does not fit (a larger one sends it whole)."""
+    whole = build_context(session=session, question=question, budget=1_000_000)
+    assert whole.token_count <= full_history_tokens(session=session, question=question)
+    return whole.token_count - 1
 
 
 def test_what_the_budget_leaves_out_is_listed(long_session):
     session, _ = long_session
-    roomy = build_context(session=session, question="weather Saturday", budget=20_000)
+    roomy = build_context(session=session, question="weather Saturday", budget=roomy_budget(session, "weather Saturday"))
     tight = build_context(session=session, question="weather Saturday", budget=900)
     assert set(tight.retrieved) < set(roomy.retrieved)
     # The larger budget ranks deeper (retrieval_depth); what the small one
     # ranked and could not fit is listed, and nothing else.
-    assert set(tight.omitted["retrieved"]) <= set(roomy.retrieved) - set(tight.retrieved)
+    assert set(tight.omitted["retrieved"]) <= set(roomy.retrieved + roomy.omitted["retrieved"]) - set(tight.retrieved)
     depth = retrieval_depth(session, 900, RETRIEVED_LABEL_TOKENS)
-    assert len(tight.retrieved) + len(tight.omitted["retrieved"]) == depth < len(roomy.retrieved)
+    assert len(tight.retrieved) + len(tight.omitted["retrieved"]) == depth
+    assert len(roomy.retrieved) + len(roomy.omitted["retrieved"]) > depth
 
 
 def test_a_larger_budget_ranks_more_exchanges_than_the_least_depth(long_session):
     session, episodes = long_session
     older = len(episodes) - 8
     assert retrieval_depth(session, 900, RETRIEVED_LABEL_TOKENS) == RETRIEVED_MIN < older
-    roomy = build_context(session=session, question="weather Saturday", budget=20_000)
-    # Every older exchange but the one about Ines holds "weather": all of them ranked, and all fit.
-    assert set(roomy.retrieved) == {e.pk for e in episodes[:older]} - {episodes[3].pk}
-    assert roomy.omitted["retrieved"] == []
+    budget = roomy_budget(session, "weather Saturday")
+    roomy = build_context(session=session, question="weather Saturday", budget=budget)
+    # Every older exchange but the one about Ines holds "weather": all of them ranked.
+    ranked = set(roomy.retrieved) | set(roomy.omitted["retrieved"])
+    assert ranked == {e.pk for e in episodes[:older]} - {episodes[3].pk}
+    # A budget that holds everything gets the whole history, in the seed's layout: complete.
+    whole = build_context(session=session, question="weather Saturday", budget=20_000)
+    assert whole.recent == [e.pk for e in episodes]
+    assert whole.retrieved == whole.summaries == whole.digest == []
+    assert whole.prompt.startswith("User Question: weather Saturday\n\nPrevious conversation:\nQ1: ")
+    assert budget < whole.token_count == count_tokens(whole.prompt) <= 20_000
 
 
 def test_a_summary_row_carries_its_date_span(long_session):

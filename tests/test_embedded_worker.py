@@ -93,35 +93,33 @@ def test_stopping_finishes_the_running_item_and_drops_the_rest(worker):
     assert not worker.running
 
 
+class RecordingTask:
+    """A task that records the thread it was applied on."""
+
+    name = "tests.record"
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+
+    def apply_async(self, **kwargs) -> None:
+        self.threads.append(threading.current_thread().name)
+
+
 def test_dispatch_sends_a_task_to_the_running_worker(monkeypatch):
-    threads: list[str] = []
-
-    class Task:
-        name = "tests.record"
-
-        def apply_async(self, **kwargs) -> None:
-            threads.append(threading.current_thread().name)
-
+    task = RecordingTask()
     running = EmbeddedWorker(name="nexus-worker")
     monkeypatch.setattr(embedded_worker, "worker", running)
     running.start()
     try:
-        dispatch.dispatch(Task(), {"session_pk": 1})
+        dispatch.dispatch(task, {"session_pk": 1})
         assert running.wait_idle(5)
     finally:
         running.stop(timeout=5)
-    assert threads == ["nexus-worker"]
+    assert task.threads == ["nexus-worker"]
 
 
 def test_without_a_worker_dispatch_runs_the_task_where_it_is_sent(monkeypatch):
-    threads: list[str] = []
-
-    class Task:
-        name = "tests.record"
-
-        def apply_async(self, **kwargs) -> None:
-            threads.append(threading.current_thread().name)
-
+    task = RecordingTask()
     monkeypatch.setattr(embedded_worker, "worker", EmbeddedWorker())
-    dispatch.dispatch(Task(), {"session_pk": 1})
-    assert threads == [threading.current_thread().name]
+    dispatch.dispatch(task, {"session_pk": 1})
+    assert task.threads == [threading.current_thread().name]

@@ -103,9 +103,9 @@ def test_positions_are_filled_by_id_per_session_and_search_still_indexes_new_wri
         assert {f"{FTS}_insert", f"{FTS}_delete", f"{FTS}_update"} <= _sqlite_triggers()
 
 
-# --- owners on episodes (sessions_app 0007) ------------------------------------
+# --- owners on episodes (sessions_app 0008) ------------------------------------
 
-BEFORE_OWNERS = [("sessions_app", "0006_episode_position")]
+BEFORE_OWNERS = [("sessions_app", "0007_encoding_progress")]
 
 
 @pytest.mark.django_db(transaction=True)

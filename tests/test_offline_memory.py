@@ -42,16 +42,41 @@ TOPICS = [
 QUESTION = "What is my cat afraid of?"
 
 
-@pytest.fixture
-def chatted(owner, django_capture_on_commit_callbacks):
-    """Twelve offline exchanges, each write's after-commit work (summaries) run as in production."""
+#: Later small talk: makes the history dearer than a context, which then quotes and summarizes it.
+SMALL_TALK = [f"Note {n}: nothing new about the weekend plans, just saying hello again." for n in range(40)]
+
+
+def chat_through(owner, capture, messages: list[str]):
+    """Offline exchanges, each write's after-commit work (summaries) run as in production."""
     session = ChatSessionFactory(owner=owner)
     episodes = []
-    for text in TOPICS:
-        with django_capture_on_commit_callbacks(execute=True):
+    for text in messages:
+        with capture(execute=True):
             episodes.append(EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY))
     session.refresh_from_db()
     return session, episodes
+
+
+@pytest.fixture
+def chatted(owner, django_capture_on_commit_callbacks):
+    """The twelve topics, then small talk: longer than a context holds whole."""
+    return chat_through(owner, django_capture_on_commit_callbacks, TOPICS + SMALL_TALK)
+
+
+def test_a_short_chat_is_sent_whole_and_shows_what_matters_first(api_client, owner, django_capture_on_commit_callbacks):
+    session, episodes = chat_through(owner, django_capture_on_commit_callbacks, TOPICS)
+    memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
+    assert memory["whole"] is True and memory["recent"] == len(TOPICS)
+    # No summary goes to the model when the whole conversation does.
+    assert memory["summary"] == ""
+    assert memory["retrieved"][0]["label"] == episode_label(
+        created_at=episodes[1].created_at, position=episodes[1].position
+    )
+    assert "Miso is afraid of the vacuum cleaner" in memory["retrieved"][0]["text"]
+    page = Client()
+    page.force_login(owner)
+    html = page.get(f"/sessions/{session.uuid}/").content.decode()
+    assert f"The whole conversation goes in full ({len(TOPICS)} exchanges)" in html
 
 
 def chat(api_client, session, message: str, **extra):
@@ -80,7 +105,7 @@ def test_an_offline_reply_is_the_marker_and_the_memory_is_in_its_metadata(api_cl
         "text": "… My cat Miso is afraid of the vacuum cleaner and hides under the bed.",
         "reply": "",
     }
-    assert first["label"].startswith("[") and f" · #{cat.pk}]" in first["label"]
+    assert first["label"].startswith("[") and f" · #{cat.position}]" in first["label"]
     assert 1 <= len(memory["retrieved"]) <= 3
     assert memory["retrieved_count"] >= len(memory["retrieved"])
     assert memory["recent"] == 8
@@ -105,7 +130,7 @@ def test_a_streamed_offline_reply_streams_the_marker_and_ends_with_the_memory(ap
 def test_the_first_message_shows_that_nothing_is_remembered_yet(api_client, owner):
     session = ChatSessionFactory(owner=owner)
     memory = chat(api_client, session, "Hello there, anyone home?").json()["episode"]["metadata"]["offline_memory"]
-    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 0}
+    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 0, "whole": False}
 
 
 def test_a_model_reply_carries_no_memory(api_client, chatted, model):
@@ -127,7 +152,7 @@ def test_openai_clients_get_the_marker_and_the_episode_keeps_the_memory(api_clie
     stored = Episode.objects.filter(session=session).latest("pk")
     assert stored.response == OFFLINE_CHAT_REPLY
     assert stored.metadata["source"] == "openai_api"
-    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].pk}]")
+    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].position}]")
 
 
 def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, owner):
@@ -193,7 +218,7 @@ def test_memory_of_a_context_without_retrieval_or_summaries(owner):
     session.refresh_from_db()
     context = build_context(session=session, question=QUESTION)
     memory = offline_memory(session_pk=session.pk, context=context, question=QUESTION)
-    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 3}
+    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 3, "whole": False}
 
 
 def test_nearest_sentences_keep_their_order_and_mark_the_cuts():

@@ -97,8 +97,8 @@ class EpisodeWriteSerializer(serializers.Serializer):
     metadata = MetadataField()
     created_at = OffsetDateTimeField(
         required=False,
-        help_text="When the exchange happened (ISO 8601 with offset): not in the future, not earlier "
-        "than the session's latest episode, and not decreasing along a list. Default: now.",
+        help_text="When the exchange happened (ISO 8601 with offset): from 1970, not in the future, not "
+        "earlier than the session's latest episode, and not decreasing along a list. Default: now.",
     )
 
 

@@ -13,7 +13,7 @@ alter most columns in place: Django rebuilds the table, and its triggers go
 with the old one, so a migration that alters the episode table on SQLite
 must end with ``restore_sqlite_triggers`` (0004 does).
 
-From migration 0007 the PostgreSQL index is a GIN index on ``(owner_id,
+From migration 0008 the PostgreSQL index is a GIN index on ``(owner_id,
 session_id, search_vector)``: a condition on any of a GIN index's columns
 uses it alike, so the one index serves one session's search, one owner's
 across all their sessions, and the vector alone (staff who see everything).
@@ -75,7 +75,7 @@ SQLITE_BACKWARD = [  # the triggers first: restore_sqlite_triggers takes those t
 
 
 SEARCH_INDEX = "episode_search_idx"  # 0003: (session_id, search_vector)
-OWNER_SEARCH_INDEX = "episode_owner_search_idx"  # 0007: (owner_id, session_id, search_vector)
+OWNER_SEARCH_INDEX = "episode_owner_search_idx"  # 0008: (owner_id, session_id, search_vector)
 POSTGRES_INDEXES = {
     # A small pending list: every search scans it whole, and writes flush it often enough.
     SEARCH_INDEX: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {SEARCH_INDEX} ON {TABLE}"
@@ -104,7 +104,7 @@ def _swap(schema_editor: BaseDatabaseSchemaEditor, new: str, old: str) -> None:
 
 
 def swap_search_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    """PostgreSQL: the owner's search index in place of the session's (0007)."""
+    """PostgreSQL: the owner's search index in place of the session's (0008)."""
     _swap(schema_editor, OWNER_SEARCH_INDEX, SEARCH_INDEX)
 
 

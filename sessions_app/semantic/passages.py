@@ -9,8 +9,7 @@ sentences, and a passage close to a question lifts its episode
 sides: who said it is part of what it means.
 
 Measured by bench/retrieval_rankings.py on both probe sets (``--set
-synthetic`` and ``--set dialogue``); the figures are in
-``sessions_app.retrieval``'s docstring.
+synthetic`` and ``--set dialogue``); the figures are in bench/README.md.
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ def every() -> int:
 def queue_embedding(session_pk: int) -> bool:
     """Send ``embed_session`` for the session (after the response, with no
     broker); False, logged, when the broker cannot be reached: the next
-    write that is due sends it again. Never raises."""
+    write that is due sends it again, or the sweep
+    (``sessions_app.semantic.backlog``). Never raises."""
     try:
         dispatch(embed_session, {"session_pk": session_pk})
     except Exception as exc:  # noqa: BLE001 - kombu raises many kinds for an unreachable broker

@@ -238,7 +238,10 @@
       box.appendChild(gist);
     }
     var note;
-    if (retrieved.length || summary) {
+    if (memory.whole) {
+      note = "The whole conversation goes in full (" + plural(recent, "exchange", "exchanges") +
+        "): it costs less than a shorter context would.";
+    } else if (retrieved.length || summary) {
       note = recent ? "And the last " + plural(recent, "exchange", "exchanges") + " in full." : "";
     } else if (recent) {
       note = "The " + plural(recent, "earlier exchange", "earlier exchanges") +

@@ -68,6 +68,8 @@ from summaries.context.layout import (
     format_retrieved,
     render_prompt,
 )
+from summaries.context.whole import full_history_tokens, whole_history_instead
+from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
 
 __all__ = [
@@ -82,8 +84,6 @@ __all__ = [
     "turn_budget",
 ]
 
-# What a pair's labels and separator add to its episode's tokens.
-PAIR_LABEL_TOKENS = count_tokens("Q10: \nA10: " + SECTION_SEPARATOR)
 # What a retrieved exchange's label (date and position) and Q/A add to its episode's tokens.
 RETRIEVED_LABEL_TOKENS = count_tokens("[18 May 2023 · #1234] Q: \nA: " + SECTION_SEPARATOR)
 
@@ -115,12 +115,15 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     retrieved_by_rank: list[int] = field(default_factory=list)
+    # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
+    whole: bool = False
     positions: dict[int, int] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
             "digest": [],
             "retrieved": [],
+            "recent": [],
             "summaries_before_episode": None,
         }
     )
@@ -156,9 +159,13 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
     # Retrieval begins first, when the counters say the session is longer
-    # than the window: the question is encoded while the window is read.
+    # than the window or its share of the budget: the question is encoded
+    # while the window is read.
     pending = None
-    if session.cached_episode_count > window:
+    if session.cached_episode_count > 1 and (
+        session.cached_episode_count > window
+        or window_may_not_hold(total_tokens=session.cached_total_tokens, budget=budget)
+    ):
         depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
         pending = begin_ranking(session=session, question=question, limit=depth)
     # With a window of 0 every episode is "older"; with a short session the
@@ -166,15 +173,19 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     # than used tells whether older rows exist beyond the cap (the oldest: the
     # uncovered episodes start after the newest row either way).
     parts = sources.recent_window(session.pk, window, max_summaries + 1)
-    recent, chain, uncovered = parts.recent, parts.chain, parts.uncovered
+    chain, uncovered = parts.chain, parts.uncovered
+    # The window's share of the budget; its older exchanges that do not fit
+    # are left to retrieval (summaries.context.window).
+    split = split_window(parts.recent, parts.tokens, budget)
+    recent = split.kept
     not_read: sources.SummaryPart | None = None
     hits: list[Hit] = []
     if len(chain) > max_summaries:
         not_read, chain = chain[0], chain[1:]
     # Older episodes exist only behind a full window (the counters may run ahead of the rows).
-    if pending and len(recent) >= window:
+    if pending and (len(parts.recent) >= window or split.left):
         hits = pending.hits([ex.id for ex in recent])
-    has_earlier = bool(chain or uncovered or not_read or hits)
+    has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)
     chain_order = {part.id: n for n, part in enumerate(chain)}
@@ -201,6 +212,18 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
     quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
+    # A context of every exchange already is the whole history.
+    whole = whole_history_instead(session=session, question=question, than=fitted.token_count) if has_earlier else None
+    if whole is not None:
+        return ContextResult(
+            prompt=whole.prompt,
+            token_count=whole.token_count,
+            full_history_tokens=whole.token_count,
+            budget=budget,
+            recent=[ex.id for ex in whole.exchanges],
+            positions={ex.id: ex.position for ex in whole.exchanges},
+            whole=True,
+        )
     return ContextResult(
         prompt=fitted.prompt,
         token_count=fitted.token_count,
@@ -217,6 +240,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
             "digest": [] if digest_kept else digest_ids,
             "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"],
+            # The window's older exchanges its share of the budget left to retrieval, not quoted.
+            "recent": [ex.id for ex in split.left if ex.id not in retrieved_ids],
             # Rows older than ``not_read`` were not read at all; this bounds them.
             "summaries_before_episode": not_read.last_episode_id + 1 if not_read else None,
         },
@@ -267,15 +292,3 @@ def _with_texts(session_pk: int, texts: dict[int, tuple[Exchange, Any]]) -> Comp
         return completed
 
     return complete
-
-
-def full_history_tokens(*, session: ChatSession, question: str) -> int:
-    """What the prompt would cost with every episode in full: the session's
-    token counter, the labels and separator of each pair, and the question
-    and the layout around them. Constant cost."""
-    skeleton = render_prompt(question=question, recent=[], earlier=[], has_earlier_episodes=False)
-    return (
-        session.cached_total_tokens
-        + session.cached_episode_count * PAIR_LABEL_TOKENS
-        + count_tokens(skeleton)
-    )

@@ -43,6 +43,7 @@ class Window:
     recent: list[Exchange]  # the last ``window`` episodes, oldest first
     chain: list[SummaryPart]  # oldest first; empty unless the window is full
     uncovered: list[Exchange]  # the oldest episodes no row of ``chain`` reaches, as many as the digest quotes
+    tokens: dict[int, int]  # each recent episode's token count
 
 
 @functools.cache
@@ -56,7 +57,7 @@ def _window_sql() -> str:
     # NULL in a subquery as text. CTEs read twice are computed once.
     return f"""
         WITH recent AS (
-            SELECT id, user_input, response, position FROM "{episode}"
+            SELECT id, user_input, response, position, token_count FROM "{episode}"
              WHERE (session_id, id) > (%(session)s, 0) AND (session_id, id) <= (%(session)s, %(max_id)s)
              ORDER BY session_id DESC, id DESC
              LIMIT %(window)s
@@ -69,7 +70,7 @@ def _window_sql() -> str:
              ORDER BY last_episode_id DESC, id DESC
              LIMIT %(summaries)s
         )
-        SELECT 0, id, user_input, response, position, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)
+        SELECT 0, id, user_input, response, position, CAST(token_count AS BIGINT), CAST(NULL AS BIGINT)
           FROM recent
         UNION ALL
         SELECT 1, id, content, CAST(NULL AS TEXT), token_count, first_episode_id, last_episode_id FROM chain
@@ -108,7 +109,8 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
     with connection.cursor() as cursor:
         cursor.execute(_window_sql(), params)
         rows = cursor.fetchall()
-    # The fifth column is an episode's position, a summary row's token count.
+    # The fifth column is an episode's position, a summary row's token count;
+    # the sixth a recent episode's token count.
     recent = [
         Exchange(pk, user_input, response, number)
         for part, pk, user_input, response, number, *_ in rows
@@ -124,7 +126,8 @@ def recent_window(session_pk: int, window: int, summaries: int) -> Window:
         for part, pk, user_input, response, number, *_ in rows
         if part == 2
     ]
-    return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered)
+    tokens = {pk: count for part, pk, _, _, _, count, _ in rows if part == 0}
+    return Window(recent=recent[::-1], chain=chain[::-1], uncovered=uncovered, tokens=tokens)
 
 
 def retrieval_depth(session: ChatSession, budget: int, piece_tokens: int) -> int:
@@ -151,6 +154,15 @@ def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchan
         pk: (Exchange(pk, user_input, response, position), created)
         for pk, user_input, response, position, created in rows
     }
+
+
+def whole_history(session_pk: int, limit: int) -> list[Exchange]:
+    """The session's episodes, oldest first, at most ``limit`` (the newest):
+    read only when the counters say the whole history fits a context."""
+    rows = Episode.objects.filter(session_id=session_pk).order_by("-pk").values_list(
+        "pk", "user_input", "response", "position"
+    )[:limit]
+    return [Exchange(*row) for row in reversed(rows)]
 
 
 def episode_dates(session_pk: int, ids: Iterable[int]) -> dict[int, datetime]:

@@ -1,6 +1,6 @@
 """Episodes may carry their original ``created_at`` (imported history): ISO
-8601 with an offset, not in the future, not earlier than the session's
-newest episode, non-decreasing along a list; else 400 naming the field."""
+8601 with an offset, from 1970, not in the future, not earlier than the
+session's newest episode, non-decreasing along a list; else 400 naming the field."""
 
 from __future__ import annotations
 
@@ -112,7 +112,9 @@ def test_the_importer_reads_naive_times_as_utc_and_refuses_going_back(owner):
     assert dates == [datetime(2023, 5, 8, 9, tzinfo=UTC), datetime(2023, 5, 9, 9, tzinfo=UTC)]
 
     backwards = parse_transcript(list(reversed(lines)))
-    with pytest.raises(ValueError, match="created_at"):
+    # Refused as it is read, by its line, before anything is stored.
+    assert backwards.errors == [(2, '"created_at": Must not be earlier than the episode before it.')]
+    with pytest.raises(ValueError, match="bad lines"):
         transcript_import(owner=owner, transcript=backwards)
     assert ChatSession.objects.filter(owner=owner).count() == 1
 
@@ -128,3 +130,36 @@ def test_the_context_quotes_retrieved_history_with_its_real_date(api_client, ses
     session.refresh_from_db()
     prompt = build_context(session=session, question="What is my greyhound called?", budget=2000).prompt
     assert "[3 May 2023 · #3] Q: I adopted a greyhound called Biscuit." in prompt
+
+
+# --- dates PostgreSQL stores but no read can return ------------------------------
+# 0001-01-01T00:00:00+14:00 is 31 December of 1 BC in UTC: PostgreSQL keeps it,
+# and every later read of the row (session list, search, export) failed.
+
+
+OUT_OF_RANGE = [
+    "0001-01-01T00:00:00+14:00",
+    "0001-01-01T00:00:00Z",
+    "1969-12-31T23:59:59Z",
+    "9999-12-31T23:59:59-14:00",
+]
+
+
+@pytest.mark.parametrize("when", OUT_OF_RANGE)
+def test_a_date_outside_what_can_be_stored_and_read_is_refused_naming_the_field(api_client, session, when):
+    single = api_client.post(url(session), exchange(1, when), format="json")
+    assert single.status_code == 400 and list(single.json()) == ["created_at"]
+    batch = [exchange(0, "2023-05-01T10:00:00Z"), exchange(1, when)]
+    bulk = api_client.post(url(session), batch, format="json")
+    assert bulk.status_code == 400
+    assert set(bulk.json()) == {"1"} and list(bulk.json()["1"]) == ["created_at"]
+    assert not Episode.objects.filter(session=session).exists()
+    assert api_client.get("/api/sessions/").status_code == 200
+
+
+def test_the_first_moment_of_1970_is_the_earliest_date_taken(api_client, session):
+    refused = api_client.post(url(session), exchange(0, "1969-12-31T23:59:59Z"), format="json")
+    assert refused.json() == {"created_at": ["Must not be before 1970-01-01T00:00:00Z."]}
+    taken = api_client.post(url(session), exchange(1, "1970-01-01T01:00:00+01:00"), format="json")
+    assert taken.status_code == 201
+    assert Episode.objects.get().created_at == datetime(1970, 1, 1, tzinfo=UTC)

@@ -52,7 +52,10 @@ class Command(BaseCommand):
             raise CommandError(f"No episodes in {file}; nothing was imported.")
         if title is None and len(sessions) == 1 and not sessions[0].title and file != "-":
             title = Path(file).stem
-        created = memory_import(owner=user, sessions=sessions, title=title)
+        try:
+            created = memory_import(owner=user, sessions=sessions, title=title)
+        except ValueError as exc:  # what the checks above cannot see (a date the clock has passed meanwhile)
+            raise CommandError(f"{exc}; nothing was imported.") from None
         summaries = sum(len(t.extras.get("summary", [])) for t in sessions)
         for session in created:
             self.stdout.write(f"session {session.uuid} ({session.title or 'untitled'})")

@@ -1,4 +1,5 @@
-"""Find sessions with pending summarization work and enqueue (or run) them."""
+"""Find sessions with pending summarization work, or vectors a lost task left
+missing, and enqueue (or run) them: beat's sweep, by hand."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from sessions_app.semantic.backlog import resend_missing
 from summaries.tasks import sweep_pending
 
 
@@ -26,3 +28,7 @@ class Command(BaseCommand):
         found = sweep_pending(synchronous=sync, limit=limit)
         verb = "Summarized" if sync else "Enqueued"
         self.stdout.write(f"{verb} {len(found)} session(s) with pending work.")
+        encoded = resend_missing(synchronous=sync, limit=limit)
+        if encoded:
+            verb = "Encoded" if sync else "Enqueued the encoding of"
+            self.stdout.write(f"{verb} {len(encoded)} session(s) with episodes missing vectors.")

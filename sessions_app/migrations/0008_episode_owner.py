@@ -145,7 +145,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("sessions_app", "0006_episode_position"),
+        ("sessions_app", "0007_encoding_progress"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
