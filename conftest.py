@@ -8,6 +8,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from nexus import after_response
 from nexus.counters import forget_leases
 from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
@@ -29,6 +30,8 @@ def _fresh_cache():
     cache.clear()
     forget_leases()
     forget_vectors()
+    # A response a test never closed must not keep the next test's work.
+    after_response.forget()
 
 
 @pytest.fixture

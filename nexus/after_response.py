@@ -35,6 +35,12 @@ def after_response(work: Callable[[], Any]) -> bool:
     return True
 
 
+def forget() -> None:
+    """Drop what is kept for a response that was never closed (a caller that
+    drove the handler by hand): the next request opens a list of its own anyway."""
+    _pending.set(None)
+
+
 def _open(**kwargs: Any) -> None:
     _pending.set([])
 
