@@ -151,7 +151,9 @@ def _meaning(
 
 def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:
     scores = [p.score + MEANING_WEIGHT * m for p, m in zip(candidates, meaning, strict=True)]
-    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    best = max(range(len(candidates)), key=lambda i: (scores[i], -i), default=0)
+    # Ties (no word, no vector) go to the passages nearest the best: its context.
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], abs(i - best), i))
     users = [i for i in order if candidates[i].side == 0]
     # The user's best passage first when it shares a word with the question.
     if users and candidates[users[0]].words:
