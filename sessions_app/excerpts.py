@@ -9,9 +9,9 @@ the exchange weighing more, and by its meaning when a stored vector of it
 exists (cosine to the question's vector, against the exchange's mean). The
 best are kept up to a number of tokens, and given back in their order.
 
-What the user said counts: their side's best passage is kept first when it
-shares a word with the question, since the facts asked about later are
-mostly the user's own.
+What the user said counts, since the facts asked about later are mostly
+the user's own: a short message is kept whole, and a long one's best
+passage is kept first when it shares a word with the question.
 
 Cost: one query for the marked words and one for the stored vectors of the
 exchanges asked about (the few a context quotes); nothing is encoded.
@@ -38,6 +38,9 @@ __all__ = ["MEANING_WEIGHT", "Text", "best_passages"]
 #: cosine above the exchange's mean, against the words' score (one word
 #: found in one passage of ten scores about 2.4).
 MEANING_WEIGHT = 10.0
+#: A user's message that costs at most this share of the tokens a cut may
+#: keep is kept whole; the rest goes to the reply's best passages.
+USER_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +158,11 @@ def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> li
     # Ties (no word, no vector) go to the passages nearest the best: its context.
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], abs(i - best), i))
     users = [i for i in order if candidates[i].side == 0]
-    # The user's best passage first when it shares a word with the question.
-    if users and candidates[users[0]].words:
+    if sum(candidates[i].tokens for i in users) <= tokens * USER_SHARE:
+        # A short message is kept whole: what the user said is what is asked about later.
+        order = users + [i for i in order if candidates[i].side == 1]
+    elif users and candidates[users[0]].words:
+        # The user's best passage first when it shares a word with the question.
         order.remove(users[0])
         order.insert(0, users[0])
     kept: list[int] = []

@@ -118,3 +118,23 @@ def test_cutting_lets_more_exchanges_fit(long_session, settings):
     assert episodes[5].pk not in whole.retrieved
     assert whole.passages == {}
 
+
+
+def test_a_short_message_is_kept_whole_while_a_long_reply_is_cut(session, settings):
+    settings.CONTEXT_PASSAGE_TOKENS = 150
+    items = [chatter(n) for n in range(30)]
+    items[4] = {
+        "user_input": "We adopted a grey kitten called Pebble last week.",
+        "response": long_text("Reply", "Kittens need their vaccines at about eight weeks old."),
+    }
+    episodes = episodes_bulk_create(session=session, items=items)
+    session.refresh_from_db()
+    long = episodes[4]
+    result = build_context(session=session, question="When do kittens get vaccines?", budget=2000)
+    assert long.pk in result.retrieved
+    start = result.prompt.index("· #5] Q: ")
+    quoted = result.prompt[start : result.prompt.index("\n\n", start)]
+    # The message shares no word with the question, and is quoted whole all the same.
+    assert quoted.startswith(f"· #5] Q: {long.user_input}\nA: … ")
+    assert "Kittens need their vaccines at about eight weeks old." in quoted
+    assert result.passages[long.pk][0] == [0, len(long.user_input)]

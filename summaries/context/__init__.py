@@ -26,7 +26,9 @@ Summary rows stand in for the episodes they cover; older episodes that no
 row covers yet (summarization runs behind the writes) get the
 extractive digest, so no exchange silently vanishes. Summaries keep the
 gist but forget details, so the older episodes that rank highest for the
-question (``sessions_app.search``) are quoted in full as well.
+question (``sessions_app.search``) are quoted as well: in full, or by
+their passages that matter for the question when they are long
+(``summaries.context.quoting``).
 
 The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
 cap (see ``summaries.context.budget``), filled in this order: retrieved
