@@ -92,7 +92,8 @@ def test_a_side_without_a_kept_passage_is_marked_cut(long_session):
     assert long.pk in result.retrieved
     start = result.prompt.index("· #6] Q: ")
     quoted = result.prompt[start : result.prompt.index("\n\n", start)]
-    # Nothing the user said matters here: their side is "…"; the reply keeps its passage and what is around it.
+    # Nothing the user said matters here: their side is "…"; the reply keeps its passage
+    # and what is around it.
     assert quoted.startswith("· #6] Q: …\nA: … ")
     assert "so Ines can visit Lisbon often." in quoted
     assert all(s >= len(long.user_input) for s, _ in result.passages[long.pk])
@@ -103,7 +104,8 @@ def test_a_side_without_a_kept_passage_is_marked_cut(long_session):
 @pytest.mark.parametrize("budget", [150, 250, 400, 700, 1200])
 def test_the_budget_stays_a_hard_cap_with_cut_exchanges(long_session, budget):
     session, _ = long_session
-    result = build_context(session=session, question="Where did Ines move, and what about her cats?", budget=budget)
+    question = "Where did Ines move, and what about her cats?"
+    result = build_context(session=session, question=question, budget=budget)
     assert result.token_count == count_tokens(result.prompt) <= budget
 
 

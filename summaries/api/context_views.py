@@ -169,13 +169,8 @@ class ContextSerializer(serializers.Serializer):
         help_text="Episode id (of retrieved, recent and digest) -> its position in the session (#12).",
     )
     passages = serializers.DictField(
-        child=serializers.ListField(
-            child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2)
-        ),
-        help_text=(
-            "Retrieved episode id -> the [start, end) character offsets, into user_input + response,"
-            " of the passages quoted, for each exchange quoted in part (those quoted in full are absent)."
-        ),
+        child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
+        help_text="Retrieved episode id -> [start, end) offsets into user_input + response of its quote.",
     )
     omitted = OmittedSerializer(help_text="What the budget left out.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
