@@ -83,6 +83,7 @@ def build_session(owner, size: int) -> ChatSession:
         Episode.objects.bulk_create(
             Episode(
                 session=session,
+                owner=owner,
                 position=made + i + 1,
                 user_input=f"{USER_TEXT}({made + i})",
                 response=REPLY_TEXT,

@@ -53,6 +53,7 @@ def fill(session: ChatSession, target: int) -> None:
         Episode.objects.bulk_create(
             Episode(
                 session=session,
+                owner_id=session.owner_id,
                 position=start + k,
                 user_input=USER_TEXT,
                 response=REPLY_TEXT,

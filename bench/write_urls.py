@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import os
 
-from django.db.models import Func, Value
+from django.db.models import Func, Subquery, Value
 from django.db.models.signals import post_save
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
 from nexus.urls import urlpatterns as production_urlpatterns
-from sessions_app.models import Episode
+from sessions_app.models import ChatSession, Episode
 from sessions_app.tokens import count_episode_tokens
 
 
@@ -41,6 +41,8 @@ def bare_episode_create(request: HttpRequest, session_pk: int) -> JsonResponse:
         [
             Episode(
                 session_id=session_pk,
+                # The session's owner in the same INSERT, as the API's one statement takes it.
+                owner_id=Subquery(ChatSession.objects.filter(pk=session_pk).values("owner_id")),
                 position=Func(Value(POSITIONS), function="nextval"),
                 user_input=user_input,
                 response=response,

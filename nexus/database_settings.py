@@ -8,6 +8,10 @@ closes connections at the end of every request) would open a new PostgreSQL
 connection per request (a few milliseconds of fork, authentication and cold
 catalog caches on every chat turn). A pool hands the next thread a warm
 connection. gunicorn's long-lived threads are served either way.
+
+A connection back in the pool is reset (``reset_connection``): what a
+request set on it (its statement timeout, ``nexus.statement_timeout``) does
+not reach the next user, which may be the embedded worker.
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ from nexus.env import env_bool, env_int, env_str
 
 #: Without a pool: how long a thread keeps its connection (seconds).
 DEFAULT_CONN_MAX_AGE = 60
+
+
+def reset_connection(conn: Any) -> None:
+    """The pool's ``reset``: a returned connection's session settings back to the server's."""
+    with conn.transaction():  # leaves the connection idle, as the pool requires
+        conn.execute("RESET statement_timeout")
 
 
 def database_settings(base_dir: Any) -> dict[str, Any]:
@@ -74,4 +84,5 @@ def _postgresql(default: dict[str, Any]) -> None:
         # How long a request waits for a connection before it fails (503, nexus.failures):
         # as long as a connection attempt may take, so a lost server still fails it in seconds.
         "timeout": env_int("DATABASE_POOL_TIMEOUT", connect_timeout, minimum=1),
+        "reset": reset_connection,
     }

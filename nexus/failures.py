@@ -1,11 +1,14 @@
 """What a request answers when something below it fails.
 
-Two kinds of failure, told apart because a client should treat them apart:
+Three kinds of failure, told apart because a client should treat them apart:
 
 - **The database is unreachable or restarting** (``OperationalError`` or
   ``InterfaceError`` from ``django.db``): 503 with ``Retry-After``. The
   request's transaction did not commit, so nothing was stored and the client
   may send it again.
+- **A query took too long** (the server cancelled it: over the request's
+  ``statement_timeout``, ``nexus.statement_timeout``): 503 saying so, with a
+  longer ``Retry-After``; asking for less (a shorter query) may help.
 - **Anything else unexpected**: 500, with the traceback logged (logger
   ``django.request``, as Django logs it).
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from django.core import signals
@@ -49,13 +53,53 @@ from nexus.web import CONTENT_SECURITY_POLICY
 RETRY_AFTER_SECONDS = 5
 
 DATABASE_UNAVAILABLE = "The database is not available right now; nothing was stored. Try again shortly."
+# A query over the limit would most likely be over it again at once: a longer wait.
+QUERY_RETRY_AFTER_SECONDS = 30
+QUERY_TOO_LONG = (
+    "The query took too long and was stopped. Try again later, or ask for less (e.g. fewer words)."
+)
 SERVER_ERROR = "The server had an error while processing the request."
+#: PostgreSQL's SQLSTATE for a statement it cancelled (statement_timeout, or an operator's cancel).
+QUERY_CANCELED = "57014"
 
 request_logger = logging.getLogger("django.request")
 
 
+@dataclass(frozen=True, slots=True)
+class DatabaseFailure:
+    """What a 503 for a database failure says: its message, its code under
+    ``/v1/`` (and ``/api/``'s DRF code), the seconds in ``Retry-After``, and
+    how its log line begins."""
+
+    detail: str
+    code: str
+    retry_after: int
+    log: str
+
+
+UNAVAILABLE = DatabaseFailure(
+    DATABASE_UNAVAILABLE, "database_unavailable", RETRY_AFTER_SECONDS, log="Database unavailable"
+)
+TOO_LONG = DatabaseFailure(
+    QUERY_TOO_LONG, "query_timeout", QUERY_RETRY_AFTER_SECONDS, log="Query took too long"
+)
+
+
+def is_query_canceled(exc: BaseException | None) -> bool:
+    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) == QUERY_CANCELED
+
+
 def is_database_unavailable(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a database failure that answers 503 (``database_failure`` tells which)."""
     return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def database_failure(exc: BaseException | None) -> DatabaseFailure | None:
+    """The 503 for ``exc``: a query the server cancelled, or a database it
+    cannot reach; ``None`` for any other exception."""
+    if is_query_canceled(exc):
+        return TOO_LONG
+    return UNAVAILABLE if is_database_unavailable(exc) else None
 
 
 def api_kind(request: HttpRequest) -> str | None:
@@ -73,8 +117,10 @@ def openai_error_body(message: str, *, code: str | None, type: str = "server_err
 
 
 def log_database_unavailable(request: HttpRequest, exc: BaseException) -> None:
+    failure = database_failure(exc) or UNAVAILABLE
     request_logger.warning(
-        "Database unavailable: %s (%s: %s)",
+        "%s: %s (%s: %s)",
+        failure.log,
         request.path,
         type(exc).__name__,
         exc,
@@ -95,18 +141,18 @@ def failure_response(request: HttpRequest, exc: BaseException) -> HttpResponse |
     """The answer for ``exc`` (already logged by the caller), or ``None``
     for a web page's unexpected error, which Django's own handling shows."""
     kind = api_kind(request)
-    if is_database_unavailable(exc):
+    failure = database_failure(exc)
+    if failure is not None:
         if kind == "openai":
-            response: HttpResponse = JsonResponse(
-                openai_error_body(DATABASE_UNAVAILABLE, code="database_unavailable"), status=503
-            )
+            body = openai_error_body(failure.detail, code=failure.code)
+            response: HttpResponse = JsonResponse(body, status=503)
         elif kind == "api":
-            response = JsonResponse({"detail": DATABASE_UNAVAILABLE}, status=503)
+            response = JsonResponse({"detail": failure.detail}, status=503)
         else:
             # Rendered without the request: its context would query the database.
             response = HttpResponse(loader.render_to_string("503.html"), status=503)
             response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Retry-After"] = str(failure.retry_after)
         return response
     if kind == "openai":
         return JsonResponse(openai_error_body(SERVER_ERROR, code=None), status=500)

@@ -111,6 +111,9 @@ TEMPLATES = [
 # --- Database ---------------------------------------------------------------
 
 DATABASES = database_settings(BASE_DIR)  # nexus/database_settings.py: the pool, timeouts, SQLite's WAL
+# PostgreSQL cancels a web request's statement after this long (0: the server's setting); tasks
+# and management commands are not bounded (nexus/statement_timeout.py).
+DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 10_000, minimum=0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n, static -----------------------------------------------------

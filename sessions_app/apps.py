@@ -7,9 +7,11 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         # Connects the receivers that drop remembered API tokens when a token
-        # or its user changes, and those that count failed logins.
-        from nexus import login_limit
+        # or its user changes, those that count failed logins, and those that
+        # bound a request's statements.
+        from nexus import login_limit, statement_timeout
         from nexus.api.authentication import connect_signals
 
         connect_signals()
         login_limit.connect_signals()
+        statement_timeout.connect_signals()

@@ -16,8 +16,9 @@ class ChatSession(models.Model):
     # The integer primary key stays inside (joins, task arguments); the uuid
     # is the only identifier that appears in URLs and API payloads.
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    # Never changes once the session exists: its episodes carry a copy (``Episode.owner``).
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions", editable=False
     )
     title = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -79,12 +80,29 @@ class Episode(models.Model):
     # by the write path from ``ChatSession.cached_last_position`` under the
     # session's row lock, so positions follow ids and are never reused.
     position = models.PositiveIntegerField(editable=False)
+    # The session's owner, copied by the write path (a session's owner never
+    # changes), so the full-text index can answer "this owner's episodes that
+    # hold this term" in one lookup, however many sessions the owner has
+    # (``sessions_app.search``). No constraint of its own: the episode goes
+    # with its session, and the session with its owner.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+        editable=False,
+    )
 
     objects = EpisodeQuerySet.as_manager()
 
     class Meta:
         ordering = ["pk"]
-        indexes = [models.Index(fields=["session", "id"], name="episode_session_id_idx")]
+        indexes = [
+            models.Index(fields=["session", "id"], name="episode_session_id_idx"),
+            # The newest episodes of an owner: a search across their sessions reads them first.
+            models.Index(fields=["owner", "id"], name="episode_owner_id_idx"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["session", "position"], name="episode_session_position_uniq"),
         ]

@@ -171,6 +171,7 @@ def episode_create(
         position = _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at)
         episode = Episode.objects.create(
             session=session,
+            owner_id=session.owner_id,
             position=position,
             user_input=user_input,
             response=response,
@@ -184,7 +185,8 @@ def episode_create(
 
 # The attribute names ``Episode.from_db`` takes the written row's values in (the model's field order).
 _EPISODE_FIELDS = (
-    "id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position"
+    "id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position",
+    "owner_id",
 )  # fmt: skip
 
 
@@ -200,12 +202,17 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
     UPDATE, which holds the session's row lock: ids follow commit order as
     in ``episode_create``, and the id lands on the session row in the same
     statement (an UPDATE after the INSERT would touch the row twice); so
-    does its position, from the session's position counter.
+    does its position, from the session's position counter. The episode
+    takes its owner from the row the UPDATE returns.
     """
     session_meta, episode_meta = ChatSession._meta, Episode._meta
-    names = ("id", "session", "position", "user_input", "response", "token_count", "created_at", "metadata")
+    names = (
+        "id", "session", "owner", "position", "user_input", "response", "token_count", "created_at",
+        "metadata",
+    )  # fmt: skip
     column = {name: episode_meta.get_field(name).column for name in names}
-    owner_filter = f' AND "{session_meta.get_field("owner").column}" = %s' if owner_check else ""
+    owner = session_meta.get_field("owner").column
+    owner_filter = f' AND "{owner}" = %s' if owner_check else ""
     date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
     sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
     return f"""
@@ -218,15 +225,16 @@ def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
                    "cached_last_episode_id" = nextval({sequence}),
                    "cached_last_episode_at" = GREATEST("cached_last_episode_at", %s)
              WHERE "uuid" = %s{owner_filter}{date_filter}
-         RETURNING "id", "cached_last_episode_id", "cached_last_position"
+         RETURNING "id", "{owner}", "cached_last_episode_id", "cached_last_position"
         )
         INSERT INTO "{episode_meta.db_table}"
-               ("{column['id']}", "{column['session']}", "{column['position']}", "{column['user_input']}",
-                "{column['response']}", "{column['token_count']}", "{column['created_at']}",
-                "{column['metadata']}")
-        SELECT locked."cached_last_episode_id", locked."id", locked."cached_last_position", %s, %s, %s, %s, %s
+               ("{column['id']}", "{column['session']}", "{column['owner']}", "{column['position']}",
+                "{column['user_input']}", "{column['response']}", "{column['token_count']}",
+                "{column['created_at']}", "{column['metadata']}")
+        SELECT locked."cached_last_episode_id", locked."id", locked."{owner}", locked."cached_last_position",
+               %s, %s, %s, %s, %s
           FROM locked
-        RETURNING "id", "{column['session']}", "{column['position']}"
+        RETURNING "id", "{column['session']}", "{column['position']}", "{column['owner']}"
     """
 
 
@@ -279,11 +287,11 @@ def episode_create_for_user(
         # Not changeable, gone, or dated before the session's newest episode: tell which.
         session = session_for_user(user, parsed, change=True)
         raise earlier_than_newest(session.cached_last_episode_at)
-    episode_id, session_id, position = row
+    episode_id, session_id, position, owner_id = row
     episode = Episode.from_db(
         alias,
         _EPISODE_FIELDS,
-        (episode_id, session_id, user_input, response, tokens, created, metadata, position),
+        (episode_id, session_id, user_input, response, tokens, created, metadata, position, owner_id),
     )
     post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
     return episode
@@ -308,6 +316,7 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     episodes = [
         Episode(
             session=session,
+            owner_id=session.owner_id,
             user_input=item["user_input"],
             response=item["response"],
             token_count=tokens,

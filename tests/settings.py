@@ -30,3 +30,6 @@ SECURE_SSL_REDIRECT = False
 # Encoding every episode a test writes would slow the whole suite down; the
 # tests of retrieval by meaning turn it on (the ``semantic`` fixture).
 CONTEXT_SEMANTIC_CANDIDATES = 0
+# No statement timeout unless a test sets one (tests/test_statement_timeout.py): the query a
+# connection's first request would send to set it is not what query counts are about.
+DATABASE_STATEMENT_TIMEOUT_MS = 0

@@ -323,7 +323,10 @@ def _fill(session: ChatSession, n: int) -> None:
     start = ChatSession.objects.get(pk=session.pk).cached_last_position
     Episode.objects.bulk_create(
         (
-            Episode(session=session, position=start + k, user_input="q", response="a.", token_count=tokens)
+            Episode(
+                session=session, owner_id=session.owner_id, position=start + k, user_input="q", response="a.",
+                token_count=tokens,
+            )  # fmt: skip
             for k in range(1, n + 1)
         ),
         batch_size=5_000,

@@ -17,7 +17,10 @@ pytestmark = pytest.mark.django_db
 def _bulk(session: ChatSession, n: int) -> None:
     start = ChatSession.objects.get(pk=session.pk).cached_last_position
     Episode.objects.bulk_create(
-        Episode(session=session, position=start + k, user_input="q", response="a", token_count=2)
+        Episode(
+            session=session, owner_id=session.owner_id, position=start + k, user_input="q", response="a",
+            token_count=2,
+        )  # fmt: skip
         for k in range(1, n + 1)
     )
     ChatSession.objects.filter(pk=session.pk).update(

@@ -1,12 +1,14 @@
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search import rank_session
+from sessions_app.search.results import search_visible
 from sessions_app.search.schema import FTS
 from sessions_app.services import episode_create
 from summaries.models import Summary
@@ -99,3 +101,55 @@ def test_positions_are_filled_by_id_per_session_and_search_still_indexes_new_wri
     assert [hit.episode_id for hit in hits] == [written.pk]
     if connection.vendor == "sqlite":
         assert {f"{FTS}_insert", f"{FTS}_delete", f"{FTS}_update"} <= _sqlite_triggers()
+
+
+# --- owners on episodes (sessions_app 0008) ------------------------------------
+
+BEFORE_OWNERS = [("sessions_app", "0007_encoding_progress")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_episodes_are_given_their_sessions_owner_and_searched_across_sessions_by_it():
+    old = _migrate(BEFORE_OWNERS)
+    try:
+        User = old.get_model("auth", "User")
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        OldEpisode = old.get_model("sessions_app", "Episode")
+        ann, bob = User.objects.create(username="ann"), User.objects.create(username="bob")
+        made = {}
+        for user, title in [(ann, "first"), (bob, "theirs"), (ann, "second")]:
+            s = OldSession.objects.create(
+                owner=user, title=title, cached_episode_count=1, cached_total_tokens=5, cached_last_position=1
+            )
+            made[title] = OldEpisode.objects.create(
+                session=s, position=1, user_input=f"The zanzibar ferry, {title}", response="ok", token_count=5
+            )
+    finally:
+        _migrate(_latest())
+
+    owners = dict(Episode.objects.values_list("pk", "owner_id"))
+    assert owners == {made["first"].pk: ann.pk, made["second"].pk: ann.pk, made["theirs"].pk: bob.pk}
+    ann, bob = get_user_model().objects.get(pk=ann.pk), get_user_model().objects.get(pk=bob.pk)
+    found = [hit.episode.pk for hit in search_visible(user=ann, text="zanzibar", limit=10)]
+    assert sorted(found) == sorted([made["first"].pk, made["second"].pk])
+    theirs = ChatSession.objects.get(title="theirs")
+    written = episode_create(session=theirs, user_input="zanzibar again", response="")
+    assert written.owner_id == bob.pk
+    assert written.pk in [hit.episode.pk for hit in search_visible(user=bob, text="zanzibar", limit=10)]
+    with connection.cursor() as cursor:
+        described = connection.introspection.get_table_description(cursor, "sessions_app_episode")
+    assert not next(column for column in described if column.name == "owner_id").null_ok
+    if connection.vendor == "sqlite":
+        assert {f"{FTS}_insert", f"{FTS}_delete", f"{FTS}_update"} <= _sqlite_triggers()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT indexrelid::regclass::text, indisvalid FROM pg_index"
+                " WHERE indrelid = 'sessions_app_episode'::regclass"
+            )
+            indexes = dict(cursor.fetchall())
+            cursor.execute("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'episode_owner%'")
+            (triggers,) = cursor.fetchone()
+        assert indexes["episode_owner_search_idx"] and indexes["episode_owner_id_idx"]
+        assert "episode_search_idx" not in indexes  # replaced
+        assert triggers == 0  # the fill for older writers is gone with the migration

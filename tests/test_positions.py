@@ -94,9 +94,14 @@ def test_a_refused_write_uses_up_no_position(session):
 def test_a_position_is_unique_in_its_session(session):
     episode = EpisodeFactory(session=session)
     other = ChatSessionFactory(owner=session.owner)
-    Episode.objects.create(session=other, position=episode.position, user_input="q", response="a")
+    owner = session.owner
+    Episode.objects.create(
+        session=other, owner=owner, position=episode.position, user_input="q", response="a"
+    )
     with pytest.raises(IntegrityError), transaction.atomic():
-        Episode.objects.create(session=session, position=episode.position, user_input="q", response="a")
+        Episode.objects.create(
+            session=session, owner=owner, position=episode.position, user_input="q", response="a"
+        )
 
 
 def test_the_admin_names_an_episode_by_its_position_and_session_title(session):

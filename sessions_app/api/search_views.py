@@ -18,9 +18,8 @@ from rest_framework.views import APIView
 
 from sessions_app.api.serializers import SearchQuerySerializer, SearchResultsSerializer, episode_payload
 from sessions_app.api.views import UUID_PARAM
-from sessions_app.models import ChatSession
 from sessions_app.search import EmptyQuery
-from sessions_app.search.results import Found, search_sessions
+from sessions_app.search.results import Found, search_visible
 from sessions_app.selectors import session_for_user
 from sessions_app.session_search import search_session
 
@@ -78,9 +77,8 @@ class SearchView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = search_query(request)
-        sessions = ChatSession.objects.visible_to(request.user)
         try:
-            found = search_sessions(sessions=sessions, text=query["q"], limit=query["limit"])
+            found = search_visible(user=request.user, text=query["q"], limit=query["limit"])
         except EmptyQuery as error:
             raise empty_query_error(error) from None
         return Response(results_payload(found))

@@ -24,6 +24,9 @@ episode's token count as its length. Term frequency within an episode is
 taken as one: exchanges are short, and a term repeated in one is rarely a
 better answer than the same term in another.
 
+The same ranking serves a search across sessions (``across``): its scope is
+then an owner's episodes, or every episode, instead of one session's.
+
 ``rank_question`` also tells which of the question's words are *common*
 in the session (held by ``COMMON_SHARE`` of its episodes, as the window
 estimates it, and by at least ``COMMON_EPISODES``) before the rare terms
@@ -41,7 +44,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 
-from sessions_app.search.base import WORD, Match
+from sessions_app.search.base import WORD, Match, Scope, session_scope
 from sessions_app.search.database import episode_backend
 
 __all__ = ["EmptyQuery", "Hit", "Ranking", "Word", "rank_question", "rank_session", "search_terms"]
@@ -82,7 +85,7 @@ class Word(NamedTuple):
 
 
 class Ranking:
-    """One question's ranking in a session, in two steps: made, it has read
+    """One question's ranking in a scope (a session, or ``across``'s), in two steps: made, it has read
     the query's terms and the newest episodes (one query), which tell the
     question's common words; ``hits()`` looks up the rare terms and scores.
     Between the two, a caller can start work that needs only the words
@@ -91,21 +94,27 @@ class Ranking:
     def __init__(
         self,
         *,
-        session_pk: int,
+        scope: Scope,
         episode_count: int,
         total_tokens: int,
         text: str,
         limit: int,
         question: str = "",
+        exact_count: bool = True,
     ) -> None:
-        """``question``: the cut of ``text`` whose words are looked up too ("" for none)."""
+        """``episode_count`` and ``total_tokens``: the scope's (BM25's collection
+        size and average length); ``exact_count=False`` when they are those of
+        part of it (``across``), so only a window shorter than asked for is
+        the whole scope. ``question``: the cut of ``text`` whose words are
+        looked up too ("" for none)."""
         self.backend = episode_backend()
-        self.session_pk, self.total_tokens, self.limit = session_pk, total_tokens, limit
+        self.scope, self.total_tokens, self.limit = scope, total_tokens, limit
         self.question = question
         spans = list(WORD.finditer(question))
         # At least as many as asked for: a common term's candidates are the window's.
+        asked = max(WINDOW, limit)
         self.terms, self.window, word_terms = self.backend.terms_and_window(
-            session_pk, text, size=max(WINDOW, limit), words=[span.group() for span in spans]
+            scope, text, size=asked, words=[span.group() for span in spans]
         )
         if not self.terms:
             raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
@@ -113,7 +122,7 @@ class Ranking:
         self.words = [Word(s.start(), s.end(), held) for s, held in zip(spans, word_terms, strict=True)]
         self.size = len(self.window)
         self.in_window = Counter(term for match in self.window for term in match.terms)
-        self.whole_session = self.size >= episode_count
+        self.whole_scope = self.size < asked or (exact_count and self.size >= episode_count)
         self.total = max(episode_count, self.size, 1)
         #: The terms held by so many of the session's episodes (as the window
         #: estimates them) that they tell few apart.
@@ -122,7 +131,7 @@ class Ranking:
 
     def _estimate(self, term: str) -> float:
         """The episodes holding ``term``, as the window tells (exact when it is the whole session)."""
-        if self.whole_session:
+        if self.whole_scope:
             return self.in_window[term]
         return self.in_window[term] / self.size * self.total if self.size else 0.0
 
@@ -155,10 +164,10 @@ class Ranking:
         from_window = {
             term
             for term in self.terms
-            if self.whole_session or in_window[term] >= max(1.0, COMMON_SHARE * size)
+            if self.whole_scope or in_window[term] >= max(1.0, COMMON_SHARE * size)
         }
         rare = [term for term in self.terms if term not in from_window]
-        probed = self.backend.probe(self.session_pk, rare, limit=cap) if rare else {}
+        probed = self.backend.probe(self.scope, rare, limit=cap) if rare else {}
 
         def frequency(term: str) -> float:
             if term in from_window:
@@ -204,7 +213,11 @@ def rank_session(
     ``EmptyQuery`` when the text holds no searchable term.
     """
     return Ranking(
-        session_pk=session_pk, episode_count=episode_count, total_tokens=total_tokens, text=text, limit=limit
+        scope=session_scope(session_pk),
+        episode_count=episode_count,
+        total_tokens=total_tokens,
+        text=text,
+        limit=limit,
     ).hits(exclude_ids)
 
 
@@ -214,7 +227,7 @@ def rank_question(
     """``rank_session``'s ranking before its hits are scored (``Ranking.hits``),
     with the question's words and which of them are common in the session."""
     return Ranking(
-        session_pk=session_pk,
+        scope=session_scope(session_pk),
         episode_count=episode_count,
         total_tokens=total_tokens,
         text=text,

@@ -1,73 +1,68 @@
-"""Ranking the episodes of many sessions at once: the caller's, or all those
-a staff member may see.
+"""Ranking the episodes of every session a user may read at once: their
+own, or every session for staff who may read them all.
 
-The ranking is ``rank_session``'s BM25 with the statistics of the sessions
-searched, and nothing else's: the collection size and average length are
-the sums of the sessions' counters, and each term's document frequency is
-the number of its matches the index finds in those sessions, at most
-``CONTEXT_RETRIEVE_CANDIDATES``. So another user's text weighs on nothing,
-not even a count, and the cost is bounded by the cap per term whatever the
-sessions hold: one query of the index for every term, however many
-sessions and episodes. A term that reaches the cap is common among them;
-its frequency is then the cap, an underestimate that keeps it cheap, and a
-rare term still outweighs it.
+The ranking is one session's (``Ranking``: BM25 from the scope's newest
+episodes and its rare terms' matches in the full-text index), over a wider
+scope: the owner's episodes (``Episode.owner`` is the session's owner, and
+the index holds it) or every episode. The search never names the sessions
+it reads, so its cost is that of the scope's window and of its rare terms'
+matches (at most ``CONTEXT_RETRIEVE_CANDIDATES`` each), whether the owner
+has ten sessions or thirty thousand; a term common in the scope is judged
+from the window, whose episodes are its candidates, as in a long session.
 
-Terms are gathered rarest first: when the candidates exceed the cap, the
-episodes holding the rarer terms are the ones kept.
+Another user's text weighs on nothing, not even a count: BM25's collection
+size and average length are the sums of the counters of the sessions
+searched, the ``STATS_SESSIONS`` most recently written (all of them for
+nearly every owner; for the few with more, the newest, which hold the
+newest episodes): a sum over every session row would cost what the old
+shape did, a query that grows with the sessions.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from typing import Any
 
-from django.conf import settings
+from django.db.models import Count, Sum, Value
+from django.db.models.functions import Coalesce
 
-from sessions_app.search import K1, B, EmptyQuery, Hit
-from sessions_app.search.base import Match
-from sessions_app.search.database import episode_backend
+from sessions_app.access import reads_all_sessions
+from sessions_app.models import ChatSession
+from sessions_app.search import Hit, Ranking
+from sessions_app.search.base import EVERY_EPISODE, Scope, owner_scope
 
-__all__ = ["bm25", "rank_sessions"]
+__all__ = ["STATS_SESSIONS", "rank_visible", "visible_scope"]
+
+#: The most sessions whose counters make a search's statistics (module docstring).
+STATS_SESSIONS = 1000
 
 
-def rank_sessions(
-    *, session_pks: Sequence[int], episode_count: int, total_tokens: int, text: str, limit: int
-) -> list[Hit]:
-    """The episodes of the sessions ``session_pks`` that best match ``text``, best first, at most ``limit``.
+def visible_scope(user: Any) -> Scope | None:
+    """The episodes ``user`` may read, as a search scope (the rule of
+    ``ChatSession.objects.visible_to``); ``None`` for an anonymous user."""
+    if not user.is_authenticated:
+        return None
+    return EVERY_EPISODE if reads_all_sessions(user) else owner_scope(user.pk)
 
-    ``episode_count`` and ``total_tokens`` are the sums of those sessions'
-    counters. ``EmptyQuery`` when the text holds no searchable term.
-    """
-    backend = episode_backend()
-    terms = backend.terms(text)
-    if not terms:
-        raise EmptyQuery("Nothing to search for: the query holds only stop words or no words.")
-    if not session_pks or limit <= 0:
+
+def rank_visible(*, user: Any, text: str, limit: int) -> list[Hit]:
+    """The episodes of the sessions ``user`` may read that best match ``text``,
+    best first, at most ``limit``. ``EmptyQuery`` when the text holds no
+    searchable term."""
+    scope = visible_scope(user)
+    if scope is None:
         return []
-    cap = settings.CONTEXT_RETRIEVE_CANDIDATES
-    probed = backend.probe_sessions(list(session_pks), terms, limit=cap)
-    found = {term: len(probed.get(term, ())) for term in terms}
-    total = max(episode_count, *found.values(), 1)
-    idf = {term: math.log(1 + (total - df + 0.5) / (df + 0.5)) for term, df in found.items()}
-
-    candidates: dict[int, Match] = {}
-    for term in sorted(terms, key=lambda t: -idf[t]):
-        for match in probed.get(term, ()):
-            known = candidates.get(match.episode_id)
-            if known is not None:
-                candidates[match.episode_id] = known.merged(match)
-            elif len(candidates) < cap:
-                candidates[match.episode_id] = match
-    average = total_tokens / total if total_tokens else 1.0
-    hits = [
-        Hit(match.episode_id, bm25(match, idf, average), match.terms, match.token_count)
-        for match in candidates.values()
-    ]
-    hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
-    return hits[:limit]
-
-
-def bm25(match: Match, idf: dict[str, float], average_length: float) -> float:
-    """BM25 of an episode, each term it holds counted once (as ``rank_session`` scores)."""
-    norm = K1 * (1 - B + B * max(match.token_count, 1) / max(average_length, 1.0))
-    return sum(idf[term] * (K1 + 1) / (1 + norm) for term in match.terms)
+    # An owner's newest sessions are a range of the (owner, updated_at) index; everyone's, of the key.
+    newest = ChatSession.objects.visible_to(user).order_by("-updated_at" if scope.keys else "-pk")
+    totals = newest[:STATS_SESSIONS].aggregate(
+        sessions=Count("pk"),
+        episodes=Coalesce(Sum("cached_episode_count"), Value(0)),
+        tokens=Coalesce(Sum("cached_total_tokens"), Value(0)),
+    )
+    return Ranking(
+        scope=scope,
+        episode_count=totals["episodes"],
+        total_tokens=totals["tokens"],
+        text=text,
+        limit=limit,
+        exact_count=totals["sessions"] < STATS_SESSIONS,
+    ).hits()

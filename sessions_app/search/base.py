@@ -16,6 +16,40 @@ WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose episodes a search reads: those with ``column = key`` for each of
+    ``keys`` (columns of the episode table, never caller input), or every
+    episode when there are none. Each column is a key of the full-text index
+    and leads a btree index with ``id`` (``(session_id, id)``,
+    ``(owner_id, id)``), so the newest episodes of a scope are a range of
+    that index, and its matches one lookup of the full-text index."""
+
+    keys: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        return [column for column, _ in self.keys]
+
+    @property
+    def values(self) -> list[int]:
+        return [value for _, value in self.keys]
+
+
+def session_scope(session_pk: int) -> Scope:
+    """One session's episodes."""
+    return Scope((("session_id", session_pk),))
+
+
+def owner_scope(owner_pk: int) -> Scope:
+    """The episodes of every session of one owner."""
+    return Scope((("owner_id", owner_pk),))
+
+
+#: Every episode (staff who may read every session).
+EVERY_EPISODE = Scope()
+
+
+@dataclass(frozen=True, slots=True)
 class Match:
     episode_id: int
     token_count: int
@@ -47,18 +81,13 @@ class Backend(Protocol):
     def terms(self, text: str) -> list[str]:
         """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
 
-    def terms_and_window(self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
-        """``terms(text)``, the session's newest ``size`` episodes, newest first, each
+    def terms_and_window(self, scope: Scope, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
+        """``terms(text)``, the scope's newest ``size`` episodes, newest first, each
         with the terms it holds (none without terms), and the terms of each of
         ``words``; on PostgreSQL in one round trip."""
 
-    def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
-        """Each term's matches in the session, found through the index, at most ``limit`` per term."""
-
-    def probe_sessions(
-        self, session_pks: list[int], terms: list[str], *, limit: int
-    ) -> dict[str, list[Match]]:
-        """Each term's matches in any of the sessions, through the index, at most ``limit`` per term."""
+    def probe(self, scope: Scope, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+        """Each term's matches in the scope, found through the index, at most ``limit`` per term."""
 
     def marked(
         self, episode_ids: list[int], terms: list[str], *, start: str, stop: str

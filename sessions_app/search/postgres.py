@@ -1,19 +1,25 @@
 """Episode search on PostgreSQL: the generated ``search_vector`` column and
-its GIN index on ``(session_id, search_vector)`` (migration 0003).
+its GIN index on ``(owner_id, session_id, search_vector)`` (migrations 0003
+and 0007).
 
-Why each query takes the plan it takes:
+A search reads a ``Scope``: one session, one owner, or every episode. Why
+each query takes the plan it takes:
 
-- The window names the session only through row comparisons on
-  ``(session_id, id)`` and orders by both columns. Only the ``(session, id)``
-  index yields that order, so the planner walks it backwards from the
-  session's newest episode. Given ``session_id = n`` instead, it may walk the
-  primary key backwards past every newer episode of other sessions.
-- A probe is ``session_id = n::bigint AND search_vector @@ term`` in a
-  materialized CTE: both conditions are keys of the GIN index (the cast
-  matters: ``btree_gin`` indexes bigint, and an integer literal would leave
-  the session to a second index), the CTE keeps a LIMIT from talking the
-  planner into a scan that hopes to meet matches early, and the LIMIT
-  outside stops the heap visits.
+- The window names the scope only through row comparisons on
+  ``(session_id, id)`` (or ``(owner_id, id)``) and orders by both columns.
+  Only that btree index yields that order, so the planner walks it backwards
+  from the scope's newest episode. Given ``session_id = n`` instead, it may
+  walk the primary key backwards past every newer episode of other
+  sessions. Every episode's window is the primary key's newest rows.
+- A probe is ``owner_id = n::integer AND search_vector @@ term`` (or
+  ``session_id = n::bigint``, or the term alone) in a materialized CTE: a
+  condition on any column of a GIN index is a key of it, so one index scan
+  narrows by scope and term together (the cast matters: ``btree_gin``
+  indexes each column's own type, and a literal of another type would
+  leave the scope to a second index); the CTE keeps a LIMIT from talking
+  the planner into a scan that hopes to meet matches early, and the LIMIT
+  outside stops the heap visits. No list of sessions is ever sent: the
+  cost of a probe is that of the term's matches in the scope.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from sessions_app.search.base import MAX_TERMS, Lookup, Match, matches_by_term
+from sessions_app.models import Episode
+from sessions_app.search.base import MAX_TERMS, Lookup, Match, Scope, matches_by_term
 
 TABLE = "sessions_app_episode"
 MAX_ID = 2**63 - 1
@@ -32,6 +39,24 @@ MAX_ID = 2**63 - 1
 def tsquery_literal(lexeme: str) -> str:
     """A one-lexeme tsquery taken verbatim (no second normalization)."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def scope_range(scope: Scope) -> tuple[str, str, list[object]]:
+    """The condition and the order naming the scope's episodes (alias ``e``) as a
+    range of its ``(column, id)`` index, newest first, and their parameters."""
+    if not scope.keys:
+        return "TRUE", "e.id DESC", []
+    key = ", ".join(f"e.{column}" for column in scope.columns)
+    marks = ", ".join(["%s"] * len(scope.keys))
+    where = f"({key}, e.id) > ({marks}, 0) AND ({key}, e.id) <= ({marks}, %s)"
+    order = ", ".join(f"e.{column} DESC" for column in scope.columns)
+    return where, f"{order}, e.id DESC", [*scope.values, *scope.values, MAX_ID]
+
+
+def scope_keys(scope: Scope, connection: BaseDatabaseWrapper) -> str:
+    """``column = %s::type AND `` for each of the scope's columns (a key of the GIN index each)."""
+    types = {field.column: field.db_type(connection) for field in Episode._meta.concrete_fields}
+    return "".join(f"{column} = %s::{types[column]} AND " for column in scope.columns)
 
 
 class PostgresSearch:
@@ -46,13 +71,14 @@ class PostgresSearch:
             )
             return [row[0] for row in cursor.fetchall()]
 
-    def terms_and_window(self, session_pk: int, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
+    def terms_and_window(self, scope: Scope, text: str, *, size: int, words: Sequence[str] = ()) -> Lookup:
         # The terms and the window in one round trip. Each term is tested as
         # the tsquery ``tsquery_literal`` writes for it (quotes doubled,
         # backslashes doubled, in quotes); the first row carries the terms
         # and each word's lexemes (space-separated: a word may give several,
         # a stop word none), the others are the window, newest first, with
         # one flag per term.
+        where, order, scope_params = scope_range(scope)
         sql = f"""
             WITH found AS MATERIALIZED (
                 SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1] LIMIT %s
@@ -73,13 +99,12 @@ class PostgresSearch:
                             FROM unnest(terms.queries) WITH ORDINALITY AS u(query, n) ORDER BY u.n),
                     NULL::text[]
                FROM {TABLE} e, terms
-              WHERE terms.lexemes IS NOT NULL
-                AND (e.session_id, e.id) > (%s, 0) AND (e.session_id, e.id) <= (%s, %s)
-              ORDER BY e.session_id DESC, e.id DESC
+              WHERE terms.lexemes IS NOT NULL AND {where}
+              ORDER BY {order}
               LIMIT %s)
         """
         config = settings.SEARCH_CONFIG
-        params = [config, text, MAX_TERMS, config, list(words), session_pk, session_pk, MAX_ID, size]
+        params = [config, text, MAX_TERMS, config, list(words), *scope_params, size]
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
             (_, _, found, _, lexemes), *rows = cursor.fetchall()
@@ -90,10 +115,11 @@ class PostgresSearch:
         ]
         return Lookup(terms, window, [frozenset(each.split()) for each in lexemes or []])
 
-    def probe(self, session_pk: int, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+    def probe(self, scope: Scope, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
+        keys = scope_keys(scope, self.connection)
         ctes = ", ".join(
             f"m{n} AS MATERIALIZED (SELECT id, token_count FROM {TABLE}"
-            f" WHERE session_id = %s::bigint AND search_vector @@ %s::tsquery)"
+            f" WHERE {keys}search_vector @@ %s::tsquery)"
             for n in range(len(terms))
         )
         branches = " UNION ALL ".join(
@@ -101,29 +127,7 @@ class PostgresSearch:
         )
         params: list[object] = []
         for term in terms:
-            params += [session_pk, tsquery_literal(term)]
-        params += [limit] * len(terms)
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"WITH {ctes} {branches}", params)
-            rows = cursor.fetchall()
-        return matches_by_term(terms, rows)
-
-    def probe_sessions(
-        self, session_pks: list[int], terms: list[str], *, limit: int
-    ) -> dict[str, list[Match]]:
-        # The same shape as ``probe``; ``= ANY`` of the ids is still a key of the GIN index
-        # (one index scan per session, their bitmaps ORed).
-        ctes = ", ".join(
-            f"m{n} AS MATERIALIZED (SELECT id, token_count FROM {TABLE}"
-            f" WHERE session_id = ANY(%s::bigint[]) AND search_vector @@ %s::tsquery)"
-            for n in range(len(terms))
-        )
-        branches = " UNION ALL ".join(
-            f"(SELECT {n}, id, token_count FROM m{n} LIMIT %s)" for n in range(len(terms))
-        )
-        params: list[object] = []
-        for term in terms:
-            params += [list(session_pks), tsquery_literal(term)]
+            params += [*scope.values, tsquery_literal(term)]
         params += [limit] * len(terms)
         with self.connection.cursor() as cursor:
             cursor.execute(f"WITH {ctes} {branches}", params)

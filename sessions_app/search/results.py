@@ -1,8 +1,8 @@
 """Search results as the API shows them: the episode, its session, a snippet and the rank.
 
-``search_sessions`` ranks the episodes of any number of sessions together
-(``across.rank_sessions``: BM25 with their joint statistics); one session's
-search is ranked as its context ranks (``sessions_app.session_search``).
+``search_visible`` ranks the episodes of every session a user may read
+together (``across.rank_visible``); one session's search is ranked as its
+context ranks (``sessions_app.session_search``).
 Either way the cost is bounded: the ranking's few queries, one for the
 episodes found (``found_for``) and one for their snippets.
 """
@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import F
 
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import Episode
 from sessions_app.search import Hit
-from sessions_app.search.across import rank_sessions
+from sessions_app.search.across import rank_visible
 from sessions_app.search.snippets import Snippet, snippets_for
 
-__all__ = ["Found", "found_for", "search_sessions"]
+__all__ = ["Found", "found_for", "search_visible"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,17 +31,9 @@ class Found:
     rank: float
 
 
-def search_sessions(*, sessions: QuerySet[ChatSession], text: str, limit: int) -> list[Found]:
-    """The episodes of ``sessions`` (e.g. ``visible_to(user)``) that best match ``text``, best first."""
-    rows = list(sessions.order_by().values_list("pk", "cached_episode_count", "cached_total_tokens"))
-    hits = rank_sessions(
-        session_pks=[pk for pk, _, _ in rows],
-        episode_count=sum(count for _, count, _ in rows),
-        total_tokens=sum(tokens for _, _, tokens in rows),
-        text=text,
-        limit=limit,
-    )
-    return found_for(hits)
+def search_visible(*, user: Any, text: str, limit: int) -> list[Found]:
+    """The episodes of every session ``user`` may read that best match ``text``, best first."""
+    return found_for(rank_visible(user=user, text=text, limit=limit))
 
 
 def found_for(hits: list[Hit]) -> list[Found]:

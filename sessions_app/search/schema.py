@@ -13,6 +13,13 @@ alter most columns in place: Django rebuilds the table, and its triggers go
 with the old one, so a migration that alters the episode table on SQLite
 must end with ``restore_sqlite_triggers`` (0004 does).
 
+From migration 0008 the PostgreSQL index is a GIN index on ``(owner_id,
+session_id, search_vector)``: a condition on any of a GIN index's columns
+uses it alike, so the one index serves one session's search, one owner's
+across all their sessions, and the vector alone (staff who see everything).
+It replaces the index on ``(session_id, search_vector)``; both are built
+``CONCURRENTLY`` (``swap_search_index``), outside a transaction.
+
 Neither is a model field: the index is the database's business, read only
 by ``sessions_app.search``.
 """
@@ -65,6 +72,44 @@ SQLITE_BACKWARD = [  # the triggers first: restore_sqlite_triggers takes those t
     f"DROP TRIGGER IF EXISTS {FTS}_update",
     f"DROP TABLE IF EXISTS {FTS}",
 ]
+
+
+SEARCH_INDEX = "episode_search_idx"  # 0003: (session_id, search_vector)
+OWNER_SEARCH_INDEX = "episode_owner_search_idx"  # 0008: (owner_id, session_id, search_vector)
+POSTGRES_INDEXES = {
+    # A small pending list: every search scans it whole, and writes flush it often enough.
+    SEARCH_INDEX: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {SEARCH_INDEX} ON {TABLE}"
+    " USING gin (session_id, search_vector) WITH (gin_pending_list_limit = 256)",
+    OWNER_SEARCH_INDEX: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {OWNER_SEARCH_INDEX} ON {TABLE}"
+    " USING gin (owner_id, session_id, search_vector) WITH (gin_pending_list_limit = 256)",
+}
+
+
+def create_index_concurrently(schema_editor: BaseDatabaseSchemaEditor, name: str, sql: str) -> None:
+    """Build an index without blocking writes (outside a transaction). A build
+    that failed half-way leaves an invalid index of that name: it is dropped
+    and built again, so running the migration again finishes the work."""
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
+        row = cursor.fetchone()
+    if row and row[0]:
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+    schema_editor.execute(sql)
+
+
+def _swap(schema_editor: BaseDatabaseSchemaEditor, new: str, old: str) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        create_index_concurrently(schema_editor, new, POSTGRES_INDEXES[new])
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {old}")
+
+
+def swap_search_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """PostgreSQL: the owner's search index in place of the session's (0008)."""
+    _swap(schema_editor, OWNER_SEARCH_INDEX, SEARCH_INDEX)
+
+
+def unswap_search_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    _swap(schema_editor, SEARCH_INDEX, OWNER_SEARCH_INDEX)
 
 
 def _execute(schema_editor: BaseDatabaseSchemaEditor, statements: list[str]) -> None:

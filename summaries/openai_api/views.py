@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from nexus.api.authentication import CachedTokenAuthentication
 from nexus.errors import LimitReached
-from nexus.failures import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, is_database_unavailable
+from nexus.failures import database_failure
 from sessions_app.errors import SessionNotFound
 from summaries.context import ContextTooLarge
 from summaries.inference import InferenceError
@@ -101,9 +101,9 @@ def as_openai_error(exc: Exception) -> OpenAIError:
         return OpenAIError(str(exc), param="messages", code="context_length_exceeded")
     if isinstance(exc, InferenceError):
         return model_error(exc)
-    if is_database_unavailable(exc):
-        logger.warning("chat completion failed: database unavailable (%s: %s)", type(exc).__name__, exc)
-        return OpenAIError(DATABASE_UNAVAILABLE, status=503, code="database_unavailable", type=SERVER_ERROR)
+    if (failure := database_failure(exc)) is not None:
+        logger.warning("chat completion failed: %s (%s: %s)", failure.log.lower(), type(exc).__name__, exc)
+        return OpenAIError(failure.detail, status=503, code=failure.code, type=SERVER_ERROR)
     if isinstance(exc, exceptions.APIException):
         return OpenAIError(
             str(exc.detail), status=exc.status_code, code=exc.default_code, type=INVALID_REQUEST
@@ -127,8 +127,8 @@ class OpenAIView(APIView):
             response["Retry-After"] = str(int(exc.wait) + 1)
         elif isinstance(exc, LimitReached):
             response["Retry-After"] = str(exc.retry_after)
-        elif error.code == "database_unavailable":
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        elif (failure := database_failure(exc)) is not None:
+            response["Retry-After"] = str(failure.retry_after)
         return response
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:

@@ -5,12 +5,15 @@ queries, isolation, staff, snippets with highlight offsets, bounded queries."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
 
 from sessions_app.api.serializers import EpisodeSerializer
+from sessions_app.search import across
 from sessions_app.services import episodes_bulk_create
-from tests.factories import ChatSessionFactory, EpisodeFactory
+from tests.factories import ChatSessionFactory, EpisodeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,6 +30,12 @@ def filler(n: int) -> dict[str, str]:
         "user_input": f"Caroline here again, day {n}: what should I cook tonight?",
         "response": f"Caroline, a quick pasta with vegetables would do nicely on day {n}.",
     }
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=user)
+    return client
 
 
 def results(client, url: str, **params) -> list[dict]:
@@ -184,6 +193,50 @@ def test_staff_search_every_session(staff_client, session, other_session):
     assert ids(results(staff_client, session_url(other_session), q="walrus")) == [theirs.pk]
 
 
+def test_across_sessions_each_sees_their_own_and_staff_with_the_view_permission_see_all(
+    api_client, other_client, other_user, session
+):
+    """Owner, another user, staff without and with the view permission, each with a walrus."""
+    plain = UserFactory(username="plainstaff", is_staff=True)
+    viewer = UserFactory(username="viewer", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_chatsession"))
+    walrus = {
+        user.username: EpisodeFactory(
+            session=ChatSessionFactory(owner=user), user_input=f"{user.username}'s walrus", response="Hm."
+        ).pk
+        for user in (other_user, plain, viewer)
+    }
+    walrus["owner"] = EpisodeFactory(session=session, user_input="My walrus", response="Yes.").pk
+    clients = {"owner": api_client, "other": other_client, "plainstaff": client_for(plain)}
+    for name, client in clients.items():
+        assert ids(results(client, ALL_URL, q="walrus")) == [walrus[name]], name
+    assert set(ids(results(client_for(viewer), ALL_URL, q="walrus"))) == set(walrus.values())
+
+
+def test_across_many_sessions_an_old_rare_word_is_found_and_common_words_rank_below_it(api_client, owner):
+    old = ChatSessionFactory(owner=owner)
+    found = EpisodeFactory(session=old, user_input="We adopted a greyhound named Pixel", response="Lovely.")
+    for n in range(120):  # newer sessions: the owner's newest episodes, none with the rare word
+        EpisodeFactory(session=ChatSessionFactory(owner=owner), **filler(n))
+    hits = results(api_client, ALL_URL, q="Caroline, what is the greyhound called?")
+    assert hits[0]["episode"]["id"] == found.pk
+    assert hits[0]["session"] == str(old.uuid)
+    assert len(hits) == 20  # and Caroline's episodes after it
+
+
+def test_past_the_sessions_it_counts_the_search_still_reads_every_episode(api_client, owner, monkeypatch):
+    """Statistics from the newest sessions only (here 2, all empty): the window
+    full of the older session's episodes is not taken for the whole scope."""
+    monkeypatch.setattr(across, "STATS_SESSIONS", 2)
+    old = ChatSessionFactory(owner=owner)
+    items = [filler(n) for n in range(100)]
+    items[3] = {"user_input": "The pottery class starts in March", "response": "Enjoy it."}
+    created = episodes_bulk_create(session=old, items=items)
+    for _ in range(2):
+        ChatSessionFactory(owner=owner)
+    assert ids(results(api_client, ALL_URL, q="pottery"))[:1] == [created[3].pk]
+
+
 def test_anonymous_callers_are_refused(anon_client, session, urls):
     for url in urls:
         assert anon_client.get(url, {"q": "walrus"}).status_code in (401, 403)
@@ -280,6 +333,23 @@ def test_queries_do_not_grow_with_the_session(api_client, owner):
     across_before = count_queries(api_client, ALL_URL, q)
     episodes_bulk_create(session=small, items=[filler(n) for n in range(500)])
     assert count_queries(api_client, ALL_URL, q) == across_before
+
+
+def test_the_search_across_sessions_costs_as_many_queries_for_many_sessions_as_for_few(api_client, owner):
+    q = "Caroline, when does the pottery class start?"
+    EpisodeFactory(session=ChatSessionFactory(owner=owner), user_input="Pottery in March", response="Ok.")
+    for n in range(70):  # more than the window: the rare word is looked up in the index
+        EpisodeFactory(session=ChatSessionFactory(owner=owner), **filler(n))
+    with CaptureQueriesContext(connection) as few:
+        assert results(api_client, ALL_URL, q=q)[0]["episode"]["user_input"] == "Pottery in March"
+    for n in range(200):
+        EpisodeFactory(session=ChatSessionFactory(owner=owner), **filler(n))
+    with CaptureQueriesContext(connection) as many:
+        assert results(api_client, ALL_URL, q=q)[0]["episode"]["user_input"] == "Pottery in March"
+    assert len(many.captured_queries) == len(few.captured_queries)
+    # No query names the sessions: the longest is as long with 271 as with 71.
+    longest = [max(len(query["sql"]) for query in ctx.captured_queries) for ctx in (few, many)]
+    assert longest[1] <= longest[0] + 20
 
 
 def test_the_schema_documents_both_endpoints(anon_client):

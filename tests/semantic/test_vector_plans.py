@@ -25,15 +25,16 @@ def _fill(session, n: int) -> None:
             """
             WITH new AS (
                 INSERT INTO sessions_app_episode
-                       (session_id, position, user_input, response, token_count, created_at, metadata)
-                SELECT %s, g, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}'
+                       (session_id, owner_id, position, user_input, response, token_count,
+                        created_at, metadata)
+                SELECT %s, %s, g, 'About the garden ' || g, 'Noted ' || g, 12, now(), '{}'
                   FROM generate_series(1, %s) g
                 RETURNING id
             )
             INSERT INTO sessions_app_episodevector (episode_id, session_id, token_count, vector)
             SELECT id, %s, 12, decode(repeat('00', 768), 'hex') FROM new
             """,
-            [session.pk, n, session.pk],
+            [session.pk, session.owner_id, n, session.pk],
         )
         cursor.execute(
             "UPDATE sessions_app_chatsession SET cached_episode_count = %s, cached_last_position = %s, "
