@@ -65,3 +65,36 @@ def episode_texts(user_input: str, response: str) -> list[str]:
         if part != whole.strip() and part not in texts:
             texts.append(part)
     return texts[:MAX_VECTORS]
+
+
+def passage_spans(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` offsets of ``text``'s passages, packed as
+    ``passages`` packs them but over the whole text: within its first
+    ``TEXT_CHARACTERS * 2`` characters, ``joined`` of each span is the text
+    its vector was made from."""
+    found: list[tuple[int, int]] = []
+    run: tuple[int, int] | None = None
+    words = 0
+    position = 0
+    for separator in [*_SENTENCE_END.finditer(text), None]:
+        end = separator.start() if separator else len(text)
+        sentence = text[position:end]
+        begin = position + len(sentence) - len(sentence.lstrip())
+        stop = position + len(sentence.rstrip())
+        position = separator.end() if separator else len(text)
+        if stop <= begin:
+            continue
+        length = len(text[begin:stop].split())
+        if run and words + length > PASSAGE_WORDS:
+            found.append(run)
+            run, words = None, 0
+        run = (run[0], stop) if run else (begin, stop)
+        words += length
+    if run:
+        found.append(run)
+    return found
+
+
+def joined(span: str) -> str:
+    """A passage's text as ``passages`` gives it to the encoder."""
+    return " ".join(s.strip() for s in _SENTENCE_END.split(span) if s.strip())[:TEXT_CHARACTERS]

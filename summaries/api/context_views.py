@@ -158,7 +158,7 @@ class ContextSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary rows used.")
     retrieved = serializers.ListField(
         child=serializers.IntegerField(),
-        help_text="Older episodes quoted in full because they rank highest for the question.",
+        help_text="Older episodes quoted because they rank highest for the question (a long one by its passages).",
     )
     recent = serializers.ListField(child=serializers.IntegerField(), help_text="Episodes quoted in full.")
     digest = serializers.ListField(
@@ -167,6 +167,10 @@ class ContextSerializer(serializers.Serializer):
     positions = serializers.DictField(
         child=serializers.IntegerField(),
         help_text="Episode id (of retrieved, recent and digest) -> its position in the session (#12).",
+    )
+    passages = serializers.DictField(
+        child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
+        help_text="Retrieved episode id -> [start, end) offsets into user_input + response of its quote.",
     )
     omitted = OmittedSerializer(help_text="What the budget left out.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")

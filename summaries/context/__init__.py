@@ -26,7 +26,9 @@ Summary rows stand in for the episodes they cover; older episodes that no
 row covers yet (summarization runs behind the writes) get the
 extractive digest, so no exchange silently vanishes. Summaries keep the
 gist but forget details, so the older episodes that rank highest for the
-question (``sessions_app.search``) are quoted in full as well.
+question (``sessions_app.search``) are quoted as well: in full, or by
+their passages that matter for the question when they are long
+(``summaries.context.quoting``).
 
 The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
 cap (see ``summaries.context.budget``), filled in this order: retrieved
@@ -65,9 +67,9 @@ from summaries.context.layout import (
     Exchange,
     date_span,
     format_pairs,
-    format_retrieved,
     render_prompt,
 )
+from summaries.context.quoting import Question, quote, quoted_tokens
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
@@ -118,6 +120,8 @@ class ContextResult:
     # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
     whole: bool = False
     positions: dict[int, int] = field(default_factory=dict)
+    # Retrieved exchanges quoted in part: episode id -> [[start, end], ...] into user_input + response.
+    passages: dict[int, list[list[int]]] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -142,6 +146,7 @@ class ContextResult:
             "recent": list(self.recent),
             "digest": list(self.digest),
             "positions": {str(pk): position for pk, position in self.positions.items()},
+            "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "budget": self.budget,
             "within_budget": self.within_budget,
@@ -204,8 +209,14 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         )
 
     texts: dict[int, tuple[Exchange, Any]] = {}
+    cuts: dict[int, list[list[int]]] = {}
+    asked = _question(pending)
     fitted = fit(
-        budget=budget, recent=recent, pieces=pieces, render=render, complete=_with_texts(session.pk, texts)
+        budget=budget,
+        recent=recent,
+        pieces=pieces,
+        render=render,
+        complete=_with_texts(session.pk, texts, cuts, asked),
     )
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
@@ -235,6 +246,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         digest=digest_ids if digest_kept else [],
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         positions={ex.id: ex.position for ex in quoted},
+        passages={pk: cuts[pk] for pk in retrieved_ids if pk in cuts},
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
@@ -265,29 +277,49 @@ def _pieces(
         summaries.append(Piece("summary", part.id, text, part.token_count + count_tokens(span) + 1))
     # Texts are read once the budget has chosen (see _with_texts).
     retrieved = [
-        Piece("retrieved", hit.episode_id, "", hit.token_count + RETRIEVED_LABEL_TOKENS) for hit in hits
+        Piece("retrieved", hit.episode_id, "", quoted_tokens(hit.token_count) + RETRIEVED_LABEL_TOKENS) for hit in hits
     ]
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
     return retrieved + summaries + digest
 
 
-def _with_texts(session_pk: int, texts: dict[int, tuple[Exchange, Any]]) -> Complete:
+def _question(pending: Any) -> Question:
+    """What ranks a long exchange's passages: the terms and vector retrieval already has."""
+    if pending is None:
+        return Question()
+    terms = tuple(pending.ranking.terms) if pending.ranking else ()
+    return Question(terms, pending.vector)
+
+
+def _with_texts(
+    session_pk: int,
+    texts: dict[int, tuple[Exchange, Any]],
+    cuts: dict[int, list[list[int]]],
+    question: Question,
+) -> Complete:
     """Fill in the retrieved pieces' texts, reading only the episodes kept
-    (and the few the budget may try next) and each of them once, into ``texts``."""
+    (and the few the budget may try next) and each of them once, into
+    ``texts``; a long one is quoted by its passages (``summaries.context.quoting``),
+    whose offsets go into ``cuts``."""
+    quoted: dict[int, str] = {}
 
     def complete(kept: list[Piece], upcoming: Sequence[Piece]) -> list[Piece]:
         wanted = [p.id for p in [*kept, *upcoming] if p.kind == "retrieved" and not p.text]
         missing = [pk for pk in wanted if pk is not None and pk not in texts]
         if missing:
-            texts.update(sources.episode_texts(session_pk, missing))
+            found = sources.episode_texts(session_pk, missing)
+            texts.update(found)
+            written, spans = quote(found, question)
+            quoted.update(written)
+            cuts.update(spans)
         completed = []
         for piece in kept:
             if piece.kind == "retrieved" and not piece.text:
                 found = texts.get(piece.id)
                 if found is None:  # gone since it was ranked: nothing to quote
                     continue
-                piece = Piece(piece.kind, piece.id, format_retrieved(*found), piece.cost)
+                piece = Piece(piece.kind, piece.id, quoted[piece.id], piece.cost)
             completed.append(piece)
         return completed
 

@@ -20,6 +20,8 @@ INSTRUCTIONS = (
     "if the earlier context does not cover something, say so rather than guess."
 )
 SECTION_SEPARATOR = "\n\n"
+#: Marks where a quoted exchange leaves text out.
+ELLIPSIS = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,27 @@ def format_retrieved(exchange: Exchange, created_at: datetime) -> str:
     """One retrieved exchange, quoted in full under its label: ``[8 May 2023 · #12] Q: ...``."""
     label = episode_label(created_at=created_at, position=exchange.position)
     return f"{label} Q: {exchange.user_input}\nA: {exchange.response}"
+
+
+def format_quoted(exchange: Exchange, created_at: datetime, spans: Sequence[tuple[int, int]]) -> str:
+    """A long retrieved exchange by its passages ``spans`` (offsets into
+    ``user_input + response``, in order), under its label, with ``…`` where
+    text is left out: ``[8 May 2023 · #12] Q: … the passage … A: …``."""
+    label = episode_label(created_at=created_at, position=exchange.position)
+    split = len(exchange.user_input)
+    user = [(s, e) for s, e in spans if e <= split]
+    response = [(s - split, e - split) for s, e in spans if s >= split]
+    return f"{label} Q: {_cut(exchange.user_input, user)}\nA: {_cut(exchange.response, response)}"
+
+
+def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` by ``spans``, ``…`` for each run of text left out."""
+    if not spans:
+        return ELLIPSIS if text.strip() else text
+    parts = [text[s:e] for s, e in spans]
+    opening = f"{ELLIPSIS} " if text[: spans[0][0]].strip() else ""
+    closing = f" {ELLIPSIS}" if text[spans[-1][1] :].strip() else ""
+    return opening + f" {ELLIPSIS} ".join(parts) + closing
 
 
 def render_prompt(

@@ -61,6 +61,10 @@ def test_schema_documents_payload_fields(anon_client):
     assert {"first_position", "last_position", "first_episode_id", "last_episode_id"} <= set(
         components["Summary"]["properties"]
     )
+    # Offsets of the passages a long retrieved exchange is quoted by.
+    passages = components["Context"]["properties"]["passages"]
+    assert passages["type"] == "object"
+    assert passages["additionalProperties"]["items"]["items"]["type"] == "integer"
 
 
 def test_docs_page_uses_only_local_assets(anon_client):

@@ -1,0 +1,184 @@
+"""The passages of a long exchange that matter for a question.
+
+A retrieved exchange of a thousand tokens is usually wanted for a sentence
+or two. Each side is cut into passages (``semantic.passages.passage_spans``:
+the runs of whole sentences its vectors were made from) and each passage is
+scored for the question by its words, as the index matches them (the
+database marks them, stemming included: ``search.snippets``), rarer within
+the exchange weighing more, and by its meaning when a stored vector of it
+exists (cosine to the question's vector, against the exchange's mean). The
+best are kept up to a number of tokens, and given back in their order.
+
+What the user said counts, since the facts asked about later are mostly
+the user's own: a short message is kept whole, and a long one's best
+passage is kept first when it shares a word with the question.
+
+Cost: one query for the marked words and one for the stored vectors of the
+exchanges asked about (the few a context quotes); nothing is encoded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sessions_app.models import EpisodeVector
+from sessions_app.search.database import episode_backend
+from sessions_app.search.snippets import marker_pair, parse_marked
+from sessions_app.semantic.passages import episode_texts, joined, passage_spans
+from sessions_app.semantic.vectors import to_matrix
+from sessions_app.tokens import count_tokens
+
+__all__ = ["MEANING_WEIGHT", "Text", "best_passages"]
+
+#: What a passage's closeness to the question counts for, per unit of
+#: cosine above the exchange's mean, against the words' score (one word
+#: found in one passage of ten scores about 2.4).
+MEANING_WEIGHT = 10.0
+#: A user's message that costs at most this share of the tokens a cut may
+#: keep is kept whole; the rest goes to the reply's best passages.
+USER_SHARE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    id: int
+    user_input: str
+    response: str
+
+
+def best_passages(
+    *,
+    texts: Sequence[Text],
+    terms: Sequence[str],
+    vector: np.ndarray | None,
+    tokens: int,
+) -> dict[int, list[tuple[int, int]]]:
+    """For each exchange, the ``[start, end)`` character offsets (into
+    ``user_input + response``, as the snippets count them) of the passages
+    kept, at most ``tokens`` tokens of them, in their order; adjacent
+    passages are joined into one span, and a passage never spans both sides.
+    ``terms``: the question's terms as the index holds them; ``vector``: the
+    question's (None: words alone)."""
+    if not texts:
+        return {}
+    matched = _matched_words(texts, list(terms))
+    stored = _stored_vectors([text.id for text in texts]) if vector is not None else {}
+    chosen = {}
+    for text in texts:
+        candidates = _candidates(text, matched.get(text.id, ([], [])))
+        meaning = _meaning(text, candidates, stored.get(text.id), vector)
+        chosen[text.id] = _choose(candidates, meaning, tokens)
+    return chosen
+
+
+@dataclass(slots=True)
+class _Passage:
+    side: int  # 0: the user's, 1: the response
+    start: int  # offsets into user_input + response
+    end: int
+    own_start: int  # offsets into its side's text
+    own_end: int
+    words: frozenset[str]
+    tokens: int
+    score: float = 0.0
+
+
+def _matched_words(texts: Sequence[Text], terms: list[str]) -> dict[int, tuple[list, list]]:
+    """Episode id -> for each side, the ``(start, end, word)`` of the words the index matched."""
+    if not terms:
+        return {}
+    start, stop = marker_pair([side for text in texts for side in (text.user_input, text.response)])
+    marked = episode_backend().marked([text.id for text in texts], terms, start=start, stop=stop)
+    found = {}
+    for pk, sides in marked.items():
+        per_side = []
+        for side in sides:
+            plain, spans = parse_marked(side, start, stop)
+            per_side.append([(s, e, plain[s:e].lower()) for s, e in spans])
+        found[pk] = (per_side[0], per_side[1])
+    return found
+
+
+def _stored_vectors(ids: list[int]) -> dict[int, np.ndarray]:
+    rows = list(EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector"))
+    if not rows:
+        return {}
+    matrix, counts = to_matrix([blob for _, blob in rows])
+    ends = np.cumsum(counts)
+    return {pk: matrix[end - count : end] for (pk, _), end, count in zip(rows, ends, counts, strict=True)}
+
+
+def _candidates(text: Text, matched: tuple[list, list]) -> list[_Passage]:
+    found = []
+    shift = len(text.user_input)
+    for side, (own, words) in enumerate(zip((text.user_input, text.response), matched, strict=True)):
+        for start, end in passage_spans(own):
+            held = frozenset(w for s, e, w in words if start <= s and e <= end)
+            offset = shift * side
+            found.append(
+                _Passage(side, start + offset, end + offset, start, end, held, count_tokens(own[start:end]))
+            )
+    # Rarer within the exchange weighs more (BM25's idf, the passages as the documents).
+    frequency: dict[str, int] = {}
+    for passage in found:
+        for word in passage.words:
+            frequency[word] = frequency.get(word, 0) + 1
+    for passage in found:
+        passage.score = sum(math.log(1 + len(found) / frequency[w]) for w in passage.words)
+    return found
+
+
+def _meaning(
+    text: Text, candidates: list[_Passage], stored: np.ndarray | None, vector: np.ndarray | None
+) -> list[float]:
+    """Each candidate's closeness to the question above the exchange's mean;
+    0 for a passage without a stored vector (only the first part of a long
+    side is encoded)."""
+    if stored is None or vector is None or len(stored) < 2:
+        return [0.0] * len(candidates)
+    # Row i of the stored vectors is episode_texts(...)[i] (the whole exchange first).
+    rows = {passage: i for i, passage in enumerate(episode_texts(text.user_input, text.response)) if i}
+    closeness = stored @ vector.astype(np.float32)
+    sides = (text.user_input, text.response)
+    found = [rows.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
+    known = [float(closeness[i]) for i in found if i is not None and i < len(closeness)]
+    mean = sum(known) / len(known) if known else 0.0
+    return [
+        float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found
+    ]
+
+
+def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:
+    scores = [p.score + MEANING_WEIGHT * m for p, m in zip(candidates, meaning, strict=True)]
+    best = max(range(len(candidates)), key=lambda i: (scores[i], -i), default=0)
+    # Ties (no word, no vector) go to the passages nearest the best: its context.
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], abs(i - best), i))
+    users = [i for i in order if candidates[i].side == 0]
+    if sum(candidates[i].tokens for i in users) <= tokens * USER_SHARE:
+        # A short message is kept whole: what the user said is what is asked about later.
+        order = users + [i for i in order if candidates[i].side == 1]
+    elif users and candidates[users[0]].words:
+        # The user's best passage first when it shares a word with the question.
+        order.remove(users[0])
+        order.insert(0, users[0])
+    kept: list[int] = []
+    room = tokens
+    for i in order:
+        if candidates[i].tokens <= room:
+            kept.append(i)
+            room -= candidates[i].tokens
+    kept.sort()
+    spans: list[tuple[int, int]] = []
+    last = -2
+    for i in kept:
+        passage = candidates[i]
+        if spans and i == last + 1 and candidates[last].side == passage.side:
+            spans[-1] = (spans[-1][0], passage.end)
+        else:
+            spans.append((passage.start, passage.end))
+        last = i
+    return spans
