@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 logger = logging.getLogger("nexus.embedded_worker")
 
@@ -112,6 +112,8 @@ class EmbeddedWorker:
                 with self._idle:
                     self._unfinished -= 1
                     self._idle.notify_all()
+        # The thread's own database connection ends with it, not at garbage collection.
+        connections.close_all()
         logger.info("embedded worker stopped", extra={"outcome": "stopped"})
 
     @staticmethod
