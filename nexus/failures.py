@@ -37,9 +37,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core import signals
 from django.db import InterfaceError, OperationalError
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.template import loader
 from django.urls import Resolver404, resolve

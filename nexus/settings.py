@@ -10,8 +10,6 @@ from nexus.database_settings import database_settings
 from nexus.env import (
     env_bool,
     env_choice,
-    file_secret,
-    load_env_file,
     env_float,
     env_identifier,
     env_int,
@@ -19,6 +17,8 @@ from nexus.env import (
     env_optional_int,
     env_required,
     env_str,
+    file_secret,
+    load_env_file,
 )
 from nexus.logging import logging_settings
 from nexus.store_settings import cache_settings, count_per_window, throttle_rate

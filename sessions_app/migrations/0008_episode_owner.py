@@ -141,6 +141,19 @@ def analyze(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         schema_editor.execute(f"ANALYZE {TABLE}")
 
 
+def owner_field(*, null: bool) -> models.ForeignKey:
+    """``Episode.owner``: nullable while it is filled, then required."""
+    return models.ForeignKey(
+        db_constraint=False,
+        db_index=False,
+        editable=False,
+        null=null,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        to=settings.AUTH_USER_MODEL,
+    )
+
+
 class Migration(migrations.Migration):
     atomic = False
 
@@ -162,37 +175,14 @@ class Migration(migrations.Migration):
                 to=settings.AUTH_USER_MODEL,
             ),
         ),
-        AddOwnerColumn(
-            model_name="episode",
-            name="owner",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                editable=False,
-                null=True,
-                on_delete=models.DO_NOTHING,
-                related_name="+",
-                to=settings.AUTH_USER_MODEL,
-            ),
-        ),
+        AddOwnerColumn(model_name="episode", name="owner", field=owner_field(null=True)),
         migrations.RunPython(fill_owners, migrations.RunPython.noop),
         AddOwnerIndex(
             model_name="episode",
             index=models.Index(fields=["owner", "id"], name=OWNER_INDEX),
         ),
         migrations.RunPython(swap_search_index, unswap_search_index),
-        RequireOwner(
-            model_name="episode",
-            name="owner",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                editable=False,
-                on_delete=models.DO_NOTHING,
-                related_name="+",
-                to=settings.AUTH_USER_MODEL,
-            ),
-        ),
+        RequireOwner(model_name="episode", name="owner", field=owner_field(null=False)),
         migrations.RunPython(analyze, migrations.RunPython.noop),
         # Making the column NOT NULL rebuilt the table on SQLite, and its triggers with it.
         migrations.RunPython(restore_sqlite_triggers, restore_sqlite_triggers),

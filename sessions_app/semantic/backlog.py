@@ -6,11 +6,12 @@ embedded worker's queue gone with its process. Nothing else would send it
 again for a session that is no longer written to, so the sweep asks here.
 
 What counts as missing: an episode older than the session's newest
-``CONTEXT_RECENT_EPISODES`` without vectors. Those newest are the context's
-recent window, which retrieval never draws from, and a single write sends
-the task only once in that many (``embedding_due``), so a session normally
-carries up to that many unencoded episodes and the next due write covers
-them; the sweep leaves them alone. Counted by positions: the session's
+``CONTEXT_RECENT_EPISODES`` without vectors. A single write sends the task
+only once in that many (``embedding_due``), so a session normally carries
+up to that many unencoded episodes and the next due write covers them (they
+are mostly in the context's recent window; those its share of the budget
+leaves to retrieval are found by their words meanwhile); the sweep leaves
+them alone. Counted by positions: the session's
 position counter less the position its vectors reach
 (``ChatSession.encoded_through_position``), an expression with an index of
 its own, so the sweep reads the sessions that are behind and no others.

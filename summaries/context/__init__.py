@@ -223,8 +223,11 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
     quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
+    full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
-    whole = whole_history_instead(session=session, question=question, than=fitted.token_count) if has_earlier else None
+    whole = None
+    if has_earlier:
+        whole = whole_history_instead(session=session, question=question, than=fitted.token_count, estimate=full)
     if whole is not None:
         return ContextResult(
             prompt=whole.prompt,
@@ -238,7 +241,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     return ContextResult(
         prompt=fitted.prompt,
         token_count=fitted.token_count,
-        full_history_tokens=full_history_tokens(session=session, question=question),
+        full_history_tokens=full,
         budget=budget,
         summaries=[part.id for part in chain if ("summary", part.id) in kept_ids],
         retrieved=retrieved_ids,

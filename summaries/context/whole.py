@@ -38,12 +38,13 @@ def full_history_tokens(*, session: ChatSession, question: str) -> int:
     )
 
 
-def whole_history_instead(*, session: ChatSession, question: str, than: int) -> WholeHistory | None:
+def whole_history_instead(
+    *, session: ChatSession, question: str, than: int, estimate: int
+) -> WholeHistory | None:
     """The whole history's prompt when it costs at most ``than`` tokens, else
-    None. The counters decide first, so a history that cannot fit is never
-    read; one that may is read (no more than ``than`` tokens of it) and
-    counted exactly."""
-    estimate = full_history_tokens(session=session, question=question)
+    None. The counters' ``estimate`` (``full_history_tokens``) decides first,
+    so a history that cannot fit is never read; one that may is read (no
+    more than ``than`` tokens of it) and counted exactly."""
     if session.cached_episode_count == 0 or estimate > than + ESTIMATE_SLACK * session.cached_episode_count:
         return None
     exchanges = sources.whole_history(session.pk, limit=session.cached_episode_count)
