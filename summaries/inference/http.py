@@ -157,6 +157,11 @@ class HttpInferenceClient(InferenceClient):
             raise TransientInferenceError(message, backend=self.name, status_code=status)
         raise PermanentInferenceError(message, backend=self.name, status_code=status)
 
+    def cut_short(self, missing: str) -> TransientInferenceError:
+        """A streamed reply that ended before its final message: an error, never
+        a complete reply (another try may well get the whole of it)."""
+        return TransientInferenceError(f"the stream ended early, {missing}", backend=self.name)
+
     def malformed(self, what: str, detail: str = "") -> PermanentInferenceError:
         suffix = f": {detail[:ERROR_BODY_EXCERPT]}" if detail else ""
         return PermanentInferenceError(f"malformed response, {what}{suffix}", backend=self.name)
