@@ -268,6 +268,9 @@ UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.
+# The longest a chat turn (web, API or OpenAI-compatible) may take, model reply included:
+# past it the turn ends with an error (504, or an error event in a stream) and nothing is stored.
+CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 120.0, minimum=1.0, maximum=3600.0)
 CHAT_MAX_PROMPT_TOKENS = env_int("CHAT_MAX_PROMPT_TOKENS", 8000, minimum=100, maximum=1_000_000)
 # Ollama: the largest context window (options.num_ctx) a call may ask for.
 # Each call asks for the smallest power of two from 4096 that holds its prompt

@@ -25,7 +25,16 @@ from sessions_app.errors import SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create
 from summaries.context import ContextResult, build_context, turn_budget
-from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
+from summaries.inference import (
+    ChatStream,
+    Completion,
+    ContextWindowExceeded,
+    DeadlineExceeded,
+    InferenceError,
+    deadline_after,
+    get_client,
+    within,
+)
 from summaries.model_cap import chat_call_record, check_model_call_allowed
 from summaries.turn_metadata import turn_metadata
 
@@ -42,17 +51,26 @@ class ChatTurnError(Exception):
     """The chat model gave no complete reply; nothing was stored.
 
     ``transient`` says whether trying again later may help (timeouts,
-    unreachable server, 429, 5xx). ``message`` is written for the person
+    unreachable server, 429, 5xx). ``timed_out``: the turn ran past
+    ``CHAT_TURN_TIMEOUT_SECONDS``. ``message`` is written for the person
     chatting and names no internal address; the underlying error is logged.
     """
 
-    def __init__(self, message: str, *, transient: bool) -> None:
+    def __init__(self, message: str, *, transient: bool, timed_out: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.transient = transient
+        self.timed_out = timed_out
 
     @classmethod
     def from_inference(cls, err: InferenceError) -> ChatTurnError:
+        if isinstance(err, DeadlineExceeded):
+            return cls(
+                f"The chat model did not finish its reply within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} "
+                "seconds; nothing was stored. Please try again.",
+                transient=True,
+                timed_out=True,
+            )
         if err.transient:
             return cls(
                 "The chat model is not available right now; nothing was stored. Please try again shortly.",
@@ -78,11 +96,17 @@ class ChatSessionGone(ChatTurnError):
         )
 
 
+def _turn_deadline() -> float:
+    return deadline_after(settings.CHAT_TURN_TIMEOUT_SECONDS)
+
+
 @dataclass(slots=True)
 class Timings:
-    """Milliseconds spent per phase of one turn."""
+    """Milliseconds spent per phase of one turn, and the turn's deadline
+    (``CHAT_TURN_TIMEOUT_SECONDS`` from its start, a ``time.monotonic()`` reading)."""
 
     started: float = field(default_factory=time.perf_counter)
+    deadline: float = field(default_factory=_turn_deadline)
     context_ms: float = 0.0
     model_ms: float = 0.0
     total_ms: float = 0.0
@@ -217,7 +241,8 @@ def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | 
     client = get_client()
     chat_call_record(user=caller, session=session, client=client)
     try:
-        completion = client.chat(chat_messages(context), model=settings.CHAT_MODEL)
+        with within(timings.deadline):
+            completion = client.chat(chat_messages(context), model=settings.CHAT_MODEL)
     except InferenceError as err:
         timings.model_done(model_started)
         _log_turn(session=session, message=message, stream=False, timings=timings, context=context, error=err)
@@ -277,12 +302,14 @@ class ChatTurnStream(Iterator[str]):
 
     def _next_chunk(self) -> str:
         try:
-            if self._stream is None:
-                self._model_started = time.perf_counter()
-                client = get_client()
-                chat_call_record(user=self.caller, session=self.session, client=client)
-                self._stream = client.chat_stream(chat_messages(self.context), model=settings.CHAT_MODEL)
-            return next(self._stream)
+            # Set around every read: the chunks are read while the response is sent.
+            with within(self.timings.deadline):
+                if self._stream is None:
+                    self._model_started = time.perf_counter()
+                    client = get_client()
+                    chat_call_record(user=self.caller, session=self.session, client=client)
+                    self._stream = client.chat_stream(chat_messages(self.context), model=settings.CHAT_MODEL)
+                return next(self._stream)
         except InferenceError as err:
             raise self._fail(err) from err
 

@@ -225,6 +225,8 @@ def chat_turn_payload(turn: ChatTurn) -> dict[str, Any]:
 def chat_error_response(err: ChatTurnError) -> Response:
     if isinstance(err, ChatSessionGone):
         code = status.HTTP_404_NOT_FOUND
+    elif err.timed_out:
+        code = status.HTTP_504_GATEWAY_TIMEOUT
     elif err.transient:
         code = status.HTTP_503_SERVICE_UNAVAILABLE
     else:
@@ -289,6 +291,10 @@ class SessionChatView(APIView):
             ),
             (503, "application/json"): OpenApiResponse(
                 ChatErrorSerializer, description="The model is unreachable or busy; nothing was stored."
+            ),
+            (504, "application/json"): OpenApiResponse(
+                ChatErrorSerializer,
+                description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS; nothing was stored.",
             ),
         },
     )

@@ -16,7 +16,7 @@ from django.conf import settings
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episode_create_for_user
 from summaries.context import ContextResult, build_context, turn_budget
-from summaries.inference import ChatStream, Completion, InferenceError, get_client
+from summaries.inference import ChatStream, Completion, InferenceError, deadline_after, get_client, within
 from summaries.model_cap import chat_call_record
 from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
@@ -30,6 +30,8 @@ class PreparedTurn:
     request: ChatRequest
     context: ContextResult
     messages: list[dict[str, str]]
+    #: ``CHAT_TURN_TIMEOUT_SECONDS`` from the turn's start (a ``time.monotonic()`` reading).
+    deadline: float
 
 
 @dataclass(slots=True)
@@ -43,9 +45,10 @@ def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> 
     # The client's own system messages count against the cap too, and so does
     # the question, sent again after the memory; what is left holds the memory.
     besides = [m.content for m in request.instructions] + [MEMORY_HEADER, request.question]
+    deadline = deadline_after(settings.CHAT_TURN_TIMEOUT_SECONDS)
     limit = turn_budget(request.budget, besides=besides)
     context = build_context(session=session, question=request.question, budget=limit)
-    return PreparedTurn(caller, session, request, context, model_messages(request, context))
+    return PreparedTurn(caller, session, request, context, model_messages(request, context), deadline)
 
 
 def turn_store(*, turn: PreparedTurn, completion: Completion) -> Episode:
@@ -82,7 +85,8 @@ def turn_answer(turn: PreparedTurn) -> FinishedTurn:
     """Ask the model and store the exchange; ``InferenceError`` stores nothing."""
     client = get_client()
     chat_call_record(user=turn.caller, session=turn.session, client=client)
-    completion = client.chat(turn.messages, **_call_options(turn.request))
+    with within(turn.deadline):
+        completion = client.chat(turn.messages, **_call_options(turn.request))
     return FinishedTurn(completion, turn_store(turn=turn, completion=completion))
 
 
@@ -97,14 +101,17 @@ class TurnStream(Iterator[str]):
         self.finished: FinishedTurn | None = None
         client = get_client()
         chat_call_record(user=turn.caller, session=turn.session, client=client)
-        self._stream: ChatStream = client.chat_stream(turn.messages, **_call_options(turn.request))
+        with within(turn.deadline):
+            self._stream: ChatStream = client.chat_stream(turn.messages, **_call_options(turn.request))
 
     def __iter__(self) -> TurnStream:
         return self
 
     def __next__(self) -> str:
         try:
-            return next(self._stream)
+            # Set around every read: the chunks are read while the response is sent.
+            with within(self.turn.deadline):
+                return next(self._stream)
         except StopIteration:
             completion = self._stream.completion
             if completion is None:

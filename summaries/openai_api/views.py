@@ -27,7 +27,7 @@ from nexus.errors import LimitReached
 from nexus.failures import database_failure
 from sessions_app.errors import SessionNotFound
 from summaries.context import ContextTooLarge
-from summaries.inference import InferenceError
+from summaries.inference import DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
@@ -65,6 +65,14 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
 
 
 def model_error(err: InferenceError) -> OpenAIError:
+    if isinstance(err, DeadlineExceeded):
+        return OpenAIError(
+            f"The chat model did not finish within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} seconds "
+            "(CHAT_TURN_TIMEOUT_SECONDS); nothing was stored.",
+            status=504,
+            code="timeout",
+            type=SERVER_ERROR,
+        )
     if err.transient:
         return OpenAIError(
             "The chat model is not available right now; nothing was stored.",
@@ -188,6 +196,7 @@ class ChatCompletionsView(OpenAIView):
             429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
             502: OpenApiResponse(description="The model answered with an error; nothing stored."),
             503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
+            504: OpenApiResponse(description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS."),
         },
     )
     def post(self, request: Request) -> Response | StreamingHttpResponse:
