@@ -40,8 +40,11 @@ def request_socket_fd(request: Any) -> int | None:
     sock = meta.get("gunicorn.socket")
     if sock is not None:
         return _fileno(sock)
-    # Django's server reads the body through a LimitedStream over the socket's file.
-    stream = getattr(meta.get("wsgi.input"), "stream", None)
+    # Django's server reads the body through a LimitedStream over the socket's
+    # file, which keeps only that file's bound read method: its ``__self__``.
+    body = meta.get("wsgi.input")
+    read = getattr(body, "_read", None)
+    stream = getattr(read, "__self__", None)
     return _fileno(stream) if stream is not None else None
 
 
