@@ -94,9 +94,11 @@ class Claim:
         ).delete()
 
 
-def request_fingerprint(method: str, path: str, body: bytes) -> str:
+def request_fingerprint(method: str, path: str, body: bytes, *, accept: str = "") -> str:
+    """What tells one request from another: method, path, body and the form of
+    answer asked for (a chat turn streams or not by its ``Accept``)."""
     digest = hashlib.sha256()
-    for part in (method.upper().encode(), path.encode(), body):
+    for part in (method.upper().encode(), path.encode(), accept.encode(), body):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return digest.hexdigest()

@@ -92,7 +92,9 @@ def request_key(request: Request) -> str | None:
 
 
 def claim_for(request: Request, key: str, *, lease_seconds: float) -> Claim | Answer:
-    fingerprint = request_fingerprint(request.method or "", request.get_full_path(), request.body)
+    fingerprint = request_fingerprint(
+        request.method or "", request.get_full_path(), request.body, accept=request.headers.get("Accept", "")
+    )
     try:
         return key_claim(user=request.user, key=key, fingerprint=fingerprint, lease_seconds=lease_seconds)
     except KeyReused:

@@ -275,3 +275,10 @@ def test_concurrent_duplicates_make_one_episode():
     stored = Episode.objects.get(session=session).pk
     assert all(code in (201, 409) for code, _ in answers)
     assert all(body["id"] == stored for code, body in answers if code == 201)
+
+
+def test_same_key_asking_for_a_stream_instead_of_json_is_a_422(api_client, session, model):
+    post(api_client, chat_url(session), {"message": "Once"}, key="form")
+    streamed = post(api_client, chat_url(session), {"message": "Once"}, key="form", HTTP_ACCEPT=SSE)
+    assert streamed.status_code == 422
+    assert model_calls(model) == 1
