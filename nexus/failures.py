@@ -90,7 +90,10 @@ TOO_LONG = DatabaseFailure(
     QUERY_TOO_LONG, "query_timeout", QUERY_RETRY_AFTER_SECONDS, log="Query took too long"
 )
 MAY_BE_STORED = DatabaseFailure(
-    WRITE_MAY_BE_STORED, "write_outcome_unknown", RETRY_AFTER_SECONDS, log="Database failed after a write was sent"
+    WRITE_MAY_BE_STORED,
+    "write_outcome_unknown",
+    RETRY_AFTER_SECONDS,
+    log="Database failed after a write was sent",
 )
 
 
@@ -109,7 +112,9 @@ def database_failure(exc: BaseException | None, request: Any = None) -> Database
     write may be stored); ``None`` for any other exception."""
     if is_query_canceled(exc):
         return TOO_LONG
-    if isinstance(exc, CommitOutcomeUnknown) or (is_database_unavailable(exc) and write_may_be_stored(request)):
+    if isinstance(exc, CommitOutcomeUnknown):
+        return MAY_BE_STORED
+    if is_database_unavailable(exc) and write_may_be_stored(request):
         return MAY_BE_STORED
     return UNAVAILABLE if is_database_unavailable(exc) else None
 

@@ -184,7 +184,8 @@ LOGIN_FAILURE_ADDRESS_LIMIT = count_per_window("LOGIN_FAILURE_ADDRESS_LIMIT", "5
 API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
-# How long the answer to a write sent with an Idempotency-Key is kept for its retries (sessions_app.idempotency).
+# How long the answer to a write sent with an Idempotency-Key is kept for its retries
+# (sessions_app.idempotency).
 IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, minimum=60)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)

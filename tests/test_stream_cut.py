@@ -31,7 +31,9 @@ def test_client_raises_for_a_cut_stream(fake_model, settings, backend):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("backend", ["ollama", "openai"])
-def test_cut_stream_ends_with_an_error_event_and_stores_nothing(api_client, session, model, settings, backend):
+def test_cut_stream_ends_with_an_error_event_and_stores_nothing(
+    api_client, session, model, settings, backend
+):
     settings.INFERENCE_BACKEND = backend
     model.set_mode("cut_stream")
     response = api_client.post(

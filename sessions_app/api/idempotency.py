@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError
 from django.http import HttpResponse, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
@@ -59,6 +61,19 @@ KEPT_HEADER_PREFIX = "x-nexus-"
 #: A write without a model call holds its claim only inside its own transaction.
 QUICK_LEASE_SECONDS = 60
 
+#: The header as the schema shows it on every endpoint that takes it.
+KEY_PARAM = OpenApiParameter(
+    HEADER,
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "1-255 visible ASCII characters, unique per write: a retry with the same key, method, path and body "
+        "gets the first answer back (Idempotent-Replayed: true) instead of writing again; the same key with "
+        "another request answers 422, a key still being answered 409 with Retry-After."
+    ),
+)
+
 T = TypeVar("T")
 Handler = Callable[..., HttpResponseBase]
 
@@ -75,7 +90,8 @@ class IdempotencyKeyReused(APIException):
 class IdempotencyKeyInUse(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = (
-        "A request with this Idempotency-Key is still being answered; send it again shortly to get its answer."
+        "A request with this Idempotency-Key is still being answered; "
+        "send it again shortly to get its answer."
     )
     default_code = "idempotency_key_in_use"
     wait = IN_USE_RETRY_AFTER  # DRF sends it as Retry-After
@@ -115,7 +131,9 @@ def kept_headers(response: HttpResponseBase) -> dict[str, str]:
     return {name: value for name, value in response.items() if name.lower().startswith(KEPT_HEADER_PREFIX)}
 
 
-def rendered_answer(view: Any, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any) -> Answer:
+def rendered_answer(
+    view: Any, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+) -> Answer:
     """The answer as it will go out: finalized and rendered as DRF would."""
     response = view.finalize_response(request, response, *args, **kwargs)
     render = getattr(response, "render", None)
@@ -206,7 +224,8 @@ def _model_call(
     if not is_success(response):
         release_quietly(claim)
     elif response.streaming:
-        response.streaming_content = _released_unless_kept(response.streaming_content, claim)  # type: ignore[attr-defined]
+        content = response.streaming_content  # type: ignore[attr-defined]
+        response.streaming_content = _released_unless_kept(content, claim)  # type: ignore[attr-defined]
     else:
         with atomic_write(request):
             claim.finish(rendered_answer(view, request, response, *args, **kwargs))

@@ -8,34 +8,67 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_app', '0008_episode_owner'),
+        ("sessions_app", "0008_episode_owner"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='IdempotencyKey',
+            name="IdempotencyKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=255)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('state', models.CharField(choices=[('in_progress', 'In Progress'), ('done', 'Done')], default='in_progress', max_length=12)),
-                ('claim', models.UUIDField(default=uuid.uuid4)),
-                ('locked_until', models.DateTimeField()),
-                ('status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('content_type', models.CharField(blank=True, max_length=100)),
-                ('headers', models.JSONField(blank=True, default=dict)),
-                ('body', models.BinaryField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('expires_at', models.DateTimeField()),
-                ('session', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='sessions_app.chatsession')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.CharField(max_length=255)),
+                ("fingerprint", models.CharField(max_length=64)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("in_progress", "In Progress"), ("done", "Done")],
+                        default="in_progress",
+                        max_length=12,
+                    ),
+                ),
+                ("claim", models.UUIDField(default=uuid.uuid4)),
+                ("locked_until", models.DateTimeField()),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("content_type", models.CharField(blank=True, max_length=100)),
+                ("headers", models.JSONField(blank=True, default=dict)),
+                ("body", models.BinaryField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("expires_at", models.DateTimeField()),
+                (
+                    "session",
+                    models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="sessions_app.chatsession",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['expires_at'], name='idempotency_key_expires_idx'), models.Index(fields=['session'], name='idempotency_key_session_idx')],
-                'constraints': [models.UniqueConstraint(fields=('user', 'key'), name='idempotency_key_user_key_uniq')],
+                "indexes": [
+                    models.Index(fields=["expires_at"], name="idempotency_key_expires_idx"),
+                    models.Index(fields=["session"], name="idempotency_key_session_idx"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("user", "key"), name="idempotency_key_user_key_uniq")
+                ],
             },
         ),
     ]

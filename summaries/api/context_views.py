@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.client_connection import ClientGone
-from sessions_app.api.idempotency import idempotent, store_hook
+from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.api.serializers import EpisodeSerializer
 from sessions_app.api.validators import text_field
 from sessions_app.api.views import UUID_PARAM
@@ -234,7 +234,7 @@ class SessionChatView(APIView):
             "or the client goes away before the answer is sent. With an `Idempotency-Key` header a "
             "retry gets the first answer back, without a second model call or episode."
         ),
-        parameters=[UUID_PARAM],
+        parameters=[UUID_PARAM, KEY_PARAM],
         request=ChatRequestSerializer,
         responses={
             (201, "application/json"): ChatTurnSerializer,

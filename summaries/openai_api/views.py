@@ -26,7 +26,7 @@ from nexus.api.authentication import CachedTokenAuthentication
 from nexus.client_connection import ClientGone
 from nexus.errors import LimitReached
 from nexus.failures import database_failure
-from sessions_app.api.idempotency import idempotent, store_hook
+from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.errors import SessionNotFound
 from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
@@ -192,7 +192,8 @@ class ChatCompletionsView(OpenAIView):
             "memory for the last user message, then that message; the exchange is stored as an episode."
         ),
         parameters=[
-            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False)
+            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
+            KEY_PARAM,
         ],
         request=OpenApiTypes.OBJECT,
         responses={

@@ -189,7 +189,10 @@ def test_a_key_still_being_answered_is_a_409_with_retry_after(api_client, sessio
 def test_a_claim_whose_lease_ran_out_is_taken_over(api_client, session, owner, model):
     raw = json.dumps({"message": "Hello"}, separators=(",", ":")).encode()
     key_claim(
-        user=owner, key="stale", fingerprint=request_fingerprint("POST", chat_url(session), raw), lease_seconds=60
+        user=owner,
+        key="stale",
+        fingerprint=request_fingerprint("POST", chat_url(session), raw),
+        lease_seconds=60,
     )
     IdempotencyKey.objects.update(locked_until=timezone.now() - timedelta(seconds=1))
     response = api_client.post(

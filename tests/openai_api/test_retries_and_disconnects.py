@@ -57,7 +57,9 @@ def model_calls(server) -> int:
 
 
 @pytest.mark.parametrize("sdk", [KeyedOpenAI, openai.OpenAI])
-def test_one_sdk_call_with_retries_makes_one_model_call_and_one_episode(live_server, owner, token, model, sdk):
+def test_one_sdk_call_with_retries_makes_one_model_call_and_one_episode(
+    live_server, owner, token, model, sdk
+):
     # The model takes longer than the client waits: the SDK times out and
     # retries, while the first request is still being answered.
     model.set_mode("ok", latency=1.5)
