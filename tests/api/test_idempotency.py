@@ -234,6 +234,7 @@ def test_a_failed_turn_frees_its_key_for_the_retry(api_client, session, model):
     assert Episode.objects.filter(session=session).count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # closing the response ends the request, as a server would
 def test_an_abandoned_stream_frees_its_key(api_client, session, model):
     response = post(api_client, chat_url(session), {"message": "Leave early"}, key="gone", HTTP_ACCEPT=SSE)
     next(iter(response.streaming_content))
