@@ -286,3 +286,38 @@ def test_same_key_asking_for_a_stream_instead_of_json_is_a_422(api_client, sessi
     streamed = post(api_client, chat_url(session), {"message": "Once"}, key="form", HTTP_ACCEPT=SSE)
     assert streamed.status_code == 422
     assert model_calls(model) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_duplicate_chat_turns_make_one_model_call_and_one_episode(model):
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers need a database server (SQLite serializes the whole file)")
+    model.set_mode("ok", latency=1.0)  # the first turn is still with the model when the others come
+    owner = UserFactory(username="racer")
+    session = ChatSessionFactory(owner=owner)
+    token = Token.objects.create(user=owner).key
+    start = threading.Barrier(4)
+    codes: list[int] = []
+
+    def send() -> None:
+        client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+        start.wait()
+        try:
+            response = client.post(
+                chat_url(session),
+                {"message": "Once"},
+                content_type="application/json",
+                HTTP_IDEMPOTENCY_KEY="t",
+            )
+            codes.append(response.status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(codes) == [201, 409, 409, 409]
+    assert model_calls(model) == 1
+    assert Episode.objects.filter(session=session).count() == 1
