@@ -184,6 +184,9 @@ LOGIN_FAILURE_ADDRESS_LIMIT = count_per_window("LOGIN_FAILURE_ADDRESS_LIMIT", "5
 API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+# How long the answer to a write sent with an Idempotency-Key is kept for its retries
+# (sessions_app.idempotency).
+IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, minimum=60)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
@@ -268,6 +271,9 @@ UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.
+# The longest a chat turn (web, API or OpenAI-compatible) may take, model reply included:
+# past it the turn ends with an error (504, or an error event in a stream) and nothing is stored.
+CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 120.0, minimum=1.0, maximum=3600.0)
 CHAT_MAX_PROMPT_TOKENS = env_int("CHAT_MAX_PROMPT_TOKENS", 8000, minimum=100, maximum=1_000_000)
 # Ollama: the largest context window (options.num_ctx) a call may ask for.
 # Each call asks for the smallest power of two from 4096 that holds its prompt

@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
 from nexus.login_limit import login_succeeded, login_wait
+from sessions_app.api.idempotency import KEY_PARAM, idempotent
 from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
     AfterIdSerializer,
@@ -101,7 +102,8 @@ class SessionListView(generics.ListCreateAPIView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(summary="Create a session", responses={201: SessionSerializer})
+    @extend_schema(summary="Create a session", parameters=[KEY_PARAM], responses={201: SessionSerializer})
+    @idempotent()
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -182,8 +184,10 @@ class EpisodeListView(generics.ListAPIView):
             "the index of each invalid item. The token count is computed by the server."
         ),
         request=EPISODE_WRITE,
+        parameters=[KEY_PARAM],
         responses={201: EPISODE_WRITTEN, 400: OpenApiResponse(description="Invalid input; names the fields.")},
     )
+    @idempotent()
     def post(self, request: Request, uuid: str) -> Response:
         data = request.data
         if isinstance(data, list):
