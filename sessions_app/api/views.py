@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -52,6 +51,7 @@ from sessions_app.services import (
     session_delete,
     session_update,
 )
+from sessions_app.validation import batch_problem
 
 UUID_PARAM = OpenApiParameter(
     "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
@@ -202,13 +202,9 @@ class EpisodeListView(generics.ListAPIView):
         return Response(episode_payload(episode), status=status.HTTP_201_CREATED)
 
     def _post_many(self, session: ChatSession, data: list[Any]) -> Response:
-        limit = settings.API_BULK_MAX_EPISODES
-        if not data:
-            raise ValidationError({"non_field_errors": ["Send at least one episode."]})
-        if len(data) > limit:
-            raise ValidationError(
-                {"non_field_errors": [f"At most {limit} episodes per request (got {len(data)})."]}
-            )
+        problem = batch_problem(len(data))
+        if problem:
+            raise ValidationError({"non_field_errors": [problem]})
         serializer = EpisodeWriteSerializer(data=data, many=True)
         serializer.is_valid(raise_exception=True)
         try:
