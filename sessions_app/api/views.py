@@ -51,7 +51,7 @@ from sessions_app.services import (
     session_delete,
     session_update,
 )
-from sessions_app.validation import batch_problem
+from sessions_app.validation import batch_problem, text_problem
 
 UUID_PARAM = OpenApiParameter(
     "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
@@ -74,6 +74,10 @@ class AuthTokenView(ObtainAuthToken):
         # Failed logins are counted by nexus.login_limit's receiver of user_login_failed.
         data = request.data if isinstance(request.data, dict) else {}
         username = str(data.get("username", ""))
+        # Before it is counted or looked up: text no database holds (a NUL,
+        # a lone surrogate) would fail there as a server error.
+        if problem := text_problem(username):
+            raise ValidationError({"username": [problem]})
         wait = login_wait(request, username)
         if wait is not None:
             raise Throttled(wait)
