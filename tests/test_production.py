@@ -201,7 +201,15 @@ def gunicorn_config(**env: str) -> dict:
 
 def test_gunicorn_config_for_two_cores_reads_port_and_concurrency():
     default = gunicorn_config()
-    assert (default["workers"], default["worker_class"], default["threads"]) == (2, "gthread", 4)
+    # The gthread worker, answering gunicorn's own errors in JSON (nexus.gunicorn_support).
+    assert (default["workers"], default["worker_class"], default["threads"]) == (
+        2, "nexus.gunicorn_support.JsonErrorWorker", 4,
+    )  # fmt: skip
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from nexus.gunicorn_support import JsonErrorWorker
+
+    assert issubclass(JsonErrorWorker, ThreadWorker)
     assert default["bind"] == "0.0.0.0:8000"
     assert "%(q)s" not in default["access_log_format"]
     tuned = gunicorn_config(PORT="9123", WEB_CONCURRENCY="5", LOG_CONTENT="1")
