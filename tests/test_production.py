@@ -157,6 +157,29 @@ def test_plain_logs_by_default():
         json.loads(lines[0])
 
 
+SERVER_LINE = """
+import logging
+import django
+django.setup()
+logging.getLogger("django.server").info(
+    '"%s" %s %s', "GET /api/search/?q=zanzibar HTTP/1.1", "200", "14"
+)
+"""
+
+
+@pytest.mark.parametrize(("log_content", "shown"), [("", False), ("1", True)])
+def test_development_server_lines_keep_the_query_only_with_log_content(log_content, shown):
+    result = run_python(
+        "-c", SERVER_LINE,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "nexus.settings", "DJANGO_DEBUG": "1",
+             "LOG_CONTENT": log_content},
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "GET /api/search/?" in result.stderr and "HTTP/1.1" in result.stderr
+    assert ("zanzibar" in result.stderr) is shown
+
+
 def test_gunicorn_access_lines_are_json_without_query_strings():
     import logging
 
