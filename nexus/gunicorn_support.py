@@ -67,4 +67,6 @@ class AccessLogger(Logger):
 
     def atoms(self, resp: Any, req: Any, environ: dict, request_time: Any) -> dict:
         atoms = super().atoms(resp, req, environ, request_time)
-        return {key: escape_controls(value) if isinstance(value, str) else value for key, value in atoms.items()}
+        return {
+            key: escape_controls(value) if isinstance(value, str) else value for key, value in atoms.items()
+        }

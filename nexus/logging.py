@@ -150,7 +150,10 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
             "request_line": {"()": "nexus.logging.RequestLineFilter"},
         },
         "formatters": {
-            "plain": {"()": "nexus.logging.PlainFormatter", "format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+            "plain": {
+                "()": "nexus.logging.PlainFormatter",
+                "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            },
             "json": {"()": "nexus.logging.JsonFormatter"},
         },
         "handlers": {

@@ -183,7 +183,9 @@ class SummarizationStatus(TypedDict):
 FAILURE_FOR_USERS = {
     "TransientInferenceError": "The summary model could not be reached or was busy; it is tried again later.",
     "PermanentInferenceError": "The summary model could not summarize this session; it is tried again later.",
-    "ContextWindowExceeded": "The text to summarize is larger than the summary model takes; it is tried again later.",
+    "ContextWindowExceeded": (
+        "The text to summarize is larger than the summary model takes; it is tried again later."
+    ),
 }
 FAILURE_FOR_USERS_OTHERWISE = "Summarization failed; it is tried again later."
 

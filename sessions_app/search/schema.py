@@ -100,7 +100,8 @@ SQLITE_BACKWARD = [  # the triggers first: restore_sqlite_triggers takes those t
 SQLITE_OWNER_FORWARD = [
     *SQLITE_BACKWARD,
     f"""CREATE VIRTUAL TABLE {FTS} USING fts5(
-        user_input, response, owner_id, content='{TABLE}', content_rowid='id', tokenize='porter unicode61')""",
+        user_input, response, owner_id,
+        content='{TABLE}', content_rowid='id', tokenize='porter unicode61')""",
     *SQLITE_OWNER_TRIGGERS,
     SQLITE_REBUILD,
 ]

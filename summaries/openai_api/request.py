@@ -244,7 +244,7 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         raise invalid("messages", "The last message must be a user message with text.")
     problem = episode_text_problem(last.content)  # it is stored as the episode's user_input
     if problem:
-        raise invalid(f"messages[{last.index}].content", f"The last user message: {problem}")
+        raise invalid("messages", f"The last user message: {problem}")
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
         raise invalid("stream", "'stream' must be a boolean.")

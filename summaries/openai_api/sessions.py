@@ -45,9 +45,11 @@ def history_pairs(history: Sequence[Message]) -> list[EpisodeInput]:
         for field, message in (("user_input", question), ("response", answer)):
             if field in problems:
                 raise invalid(f"messages[{message.index}].content", problems[field])
-        pairs.append(
-            {"user_input": question.content, "response": answer.content, "metadata": {"source": "openai_import"}}
-        )
+        pairs.append({
+            "user_input": question.content,
+            "response": answer.content,
+            "metadata": {"source": "openai_import"},
+        })
     return pairs
 
 
