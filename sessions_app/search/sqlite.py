@@ -40,10 +40,15 @@ def fts_string(term: str) -> str:
 TEXT_COLUMNS = "{user_input response}"
 
 
+def text_query(terms: Sequence[str], *, match_all: bool = False) -> str:
+    """The ``MATCH`` string for any (or every) one of ``terms`` in the episodes' text (never the owner column)."""
+    return f"{TEXT_COLUMNS} : (" + (" " if match_all else " OR ").join(map(fts_string, terms)) + ")"
+
+
 def fts_query(scope: Scope, *terms: str) -> str:
     """The ``MATCH`` string for any of ``terms`` in the episodes' text,
     within the scope's owner when it has one."""
-    text = f"{TEXT_COLUMNS} : (" + " OR ".join(map(fts_string, terms)) + ")"
+    text = text_query(terms)
     owner = dict(scope.keys).get("owner_id")
     return text if owner is None else f"owner_id : {fts_string(str(int(owner)))} AND {text}"
 
