@@ -17,7 +17,7 @@ from sessions_app.search import (
     rank_session,
     search_terms,
 )
-from sessions_app.search.base import owner_scope
+from sessions_app.search.base import owner_scope, session_scope
 from sessions_app.search.database import episode_backend
 from sessions_app.search.schema import FTS
 from sessions_app.services import episode_create, episodes_bulk_create
@@ -244,3 +244,23 @@ def test_on_sqlite_an_owners_search_does_the_same_work_however_many_others_hold_
     with CaptureQueriesContext(connection) as ctx:
         assert backend.probe(scope, ["greyhound"], limit=5) == {"greyhound": []}
     assert f'owner_id : "{owner.pk}"' in ctx.captured_queries[0]["sql"]
+
+
+def test_on_sqlite_a_sessions_window_does_the_same_work_however_many_others_wrote_between_its_episodes(
+    owner, other_user
+):
+    if connection.vendor != "sqlite":
+        pytest.skip("about SQLite's full-text index")
+    mine = ChatSessionFactory(owner=owner)
+    theirs = ChatSessionFactory(owner=other_user)
+    for n in range(20):  # the other user writes between each two of the owner's episodes
+        episode_create(session=mine, user_input=f"note {n}", response="kept")
+        episodes_bulk_create(
+            session=theirs, items=[{"user_input": f"greyhound {n}", "response": "fast"} for _ in range(10)]
+        )
+    backend = episode_backend()
+    scope = session_scope(mine.pk)
+    backend.window(scope, ["poodle"], size=64)
+    assert _vm_steps(lambda: backend.window(scope, ["greyhound"], size=64)) == _vm_steps(
+        lambda: backend.window(scope, ["whippet"], size=64)
+    )

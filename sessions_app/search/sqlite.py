@@ -76,25 +76,29 @@ class SqliteSearch:
         where = " AND ".join(f"{column} = %s" for column in scope.columns) or "1"
         with self.connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, token_count FROM {TABLE} WHERE {where} ORDER BY id DESC LIMIT %s",
+                f"SELECT id, token_count, owner_id FROM {TABLE} WHERE {where} ORDER BY id DESC LIMIT %s",
                 [*scope.values, size],
             )
             rows = cursor.fetchall()
             if not rows:
                 return []
             lowest, highest = rows[-1][0], rows[0][0]
+            # Other users' episodes between those ids are none of this search's
+            # business: a session's (or an owner's) window asks for its owner's only.
+            owners = {row[2] for row in rows}
+            within = Scope((("owner_id", owners.pop()),)) if scope.keys and len(owners) == 1 else scope
             branches = " UNION ALL ".join(
                 f"SELECT rowid, {n} FROM {FTS} WHERE {FTS} MATCH %s AND rowid BETWEEN %s AND %s"
                 for n in range(len(terms))
             )
             params: list[object] = []
             for term in terms:
-                params += [fts_query(scope, term), lowest, highest]
+                params += [fts_query(within, term), lowest, highest]
             cursor.execute(branches, params)
             holders: dict[int, set[str]] = {}
             for pk, n in cursor.fetchall():
                 holders.setdefault(pk, set()).add(terms[n])
-        return [Match(pk, tokens, frozenset(holders.get(pk, ()))) for pk, tokens in rows]
+        return [Match(pk, tokens, frozenset(holders.get(pk, ()))) for pk, tokens, _ in rows]
 
     def probe(self, scope: Scope, terms: list[str], *, limit: int) -> dict[str, list[Match]]:
         # A LIMIT per branch needs each branch wrapped in its own SELECT. SQLite
