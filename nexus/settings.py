@@ -275,6 +275,10 @@ CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
 # past it the turn ends with an error (504, or an error event in a stream) and nothing is stored.
 CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 120.0, minimum=1.0, maximum=3600.0)
 CHAT_MAX_PROMPT_TOKENS = env_int("CHAT_MAX_PROMPT_TOKENS", 8000, minimum=100, maximum=1_000_000)
+# The largest reply cap (max_tokens) a /v1 caller may ask for; more answers 400
+# naming the parameter, before memory is built or the model asked. The default
+# and a full prompt fit OLLAMA_NUM_CTX_MAX's default window.
+CHAT_MAX_REPLY_TOKENS = env_int("CHAT_MAX_REPLY_TOKENS", 16_384, minimum=1, maximum=1_000_000)
 # Ollama: the largest context window (options.num_ctx) a call may ask for.
 # Each call asks for the smallest power of two from 4096 that holds its prompt
 # (+15% for the model's tokenizer) and its reply cap; a prompt that needs more

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
@@ -30,7 +31,7 @@ from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.errors import SessionNotFound
 from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
-from summaries.inference import DeadlineExceeded, InferenceError
+from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
@@ -112,6 +113,17 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
         return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
     if isinstance(exc, ContextTooLarge):
         return OpenAIError(str(exc), param="messages", code="context_length_exceeded")
+    if isinstance(exc, ContextWindowExceeded):
+        # The caller's prompt and reply cap, not the model, are at fault: a 400 as OpenAI answers it.
+        param = "max_tokens" if exc.reply_tokens is not None else "messages"
+        return OpenAIError(exc.message, param=param, code="context_length_exceeded")
+    if isinstance(exc, RequestDataTooBig):
+        return OpenAIError(
+            f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DJANGO_DATA_UPLOAD_MAX_BYTES).",
+            status=413,
+            code="payload_too_large",
+        )
     if isinstance(exc, InferenceError):
         return model_error(exc)
     if (failure := database_failure(exc, request)) is not None:
