@@ -1,8 +1,8 @@
 """Vectors come back after a lost encoding task: the sweep (beat's, the
 embedded worker's, ``summarize_pending``) finds the sessions with episodes
-older than their recent window and no vectors, by an index, and sends the
-task again; nothing for the recent tail the next due write covers, nothing
-for a task still on its way, nothing with retrieval by meaning off."""
+past their vectors' reach, by an index, and sends the task again; nothing
+for a task still on its way, nothing with retrieval by meaning off. Rows
+written before passages covered the whole text are encoded again by it."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ from tests.factories import ChatSessionFactory
 from tests.process_support import wait_until
 
 pytestmark = pytest.mark.django_db
+
+#: A recent window's worth of exchanges (CONTEXT_RECENT_EPISODES's default).
+WINDOW = 8
 
 
 class Broker:
@@ -92,51 +95,46 @@ def test_a_session_whose_task_was_lost_gets_its_vectors_after_a_sweep(
 ):
     broker.lost = True
     with django_capture_on_commit_callbacks(execute=True):
-        episodes_bulk_create(session=session, items=items(3 * tasks.every()))
+        episodes_bulk_create(session=session, items=items(3 * WINDOW))
     write_singly(session, 2, django_capture_on_commit_callbacks)
-    assert broker.sent == [session.pk] and missing(session) == 3 * tasks.every() + 2
+    assert broker.sent == [session.pk] * 3 and missing(session) == 3 * WINDOW + 2
     broker.lost = False
     # Written a moment ago, its task may still be on its way: not doubled.
     assert sweep_pending_summaries.apply().get() == 0
     quiet(session)
     assert sweep_pending_summaries.apply().get() == 1
-    assert broker.sent == [session.pk, session.pk]
+    assert broker.sent == [session.pk] * 4
     assert missing(session) == 0
     session.refresh_from_db()
-    assert session.encoded_through_position == session.cached_last_position == 3 * tasks.every() + 2
+    assert session.encoded_through_position == session.cached_last_position == 3 * WINDOW + 2
     # Caught up: the next sweeps send nothing.
     quiet(session)
     assert resend_missing() == []
 
 
-def test_nothing_is_sent_for_sessions_with_nothing_missing_or_only_the_recent_tail(
+def test_nothing_is_sent_for_sessions_with_nothing_missing_and_one_lost_write_is(
     semantic, owner, broker, django_capture_on_commit_callbacks
 ):
     encoded = ChatSessionFactory(owner=owner)
     with django_capture_on_commit_callbacks(execute=True):
         episodes_bulk_create(session=encoded, items=items(30))
-    # Single writes: the task goes out once in every(); the newest are the tail it has not reached.
-    tail = ChatSessionFactory(owner=owner)
-    write_singly(tail, 3 * tasks.every() + tasks.every() - 1, django_capture_on_commit_callbacks)
-    # Its last due task lost: every() episodes unencoded, all in the recent window.
-    lost_tail = ChatSessionFactory(owner=owner)
-    write_singly(lost_tail, tasks.every(), django_capture_on_commit_callbacks)
+    # Single writes: each sends the task, so none is left behind.
+    singly = ChatSessionFactory(owner=owner)
+    write_singly(singly, WINDOW + 3, django_capture_on_commit_callbacks)
+    # One write whose task was lost: its episode may leave the window at the next write.
+    lost_one = ChatSessionFactory(owner=owner)
+    write_singly(lost_one, WINDOW, django_capture_on_commit_callbacks)
     broker.lost = True
-    write_singly(lost_tail, tasks.every(), django_capture_on_commit_callbacks)
+    write_singly(lost_one, 1, django_capture_on_commit_callbacks)
     broker.lost = False
     empty = ChatSessionFactory(owner=owner)
-    assert missing(tail) == tasks.every() - 1 and missing(lost_tail) == tasks.every()
-    for each in (encoded, tail, lost_tail, empty):
+    assert missing(encoded) == missing(singly) == 0 and missing(lost_one) == 1
+    for each in (encoded, singly, lost_one, empty):
         quiet(each)
-    sent = list(broker.sent)
-
+    assert resend_missing() == [lost_one.pk]
+    assert missing(lost_one) == 0
+    quiet(lost_one)
     assert resend_missing() == []
-    assert broker.sent == sent
-    # One write more and the oldest of them leaves the window without a vector: now it is sent.
-    write_singly(lost_tail, 1, django_capture_on_commit_callbacks)
-    quiet(lost_tail)
-    assert resend_missing() == [lost_tail.pk]
-    assert missing(lost_tail) == 0
 
 
 def test_a_task_the_sweep_sent_is_given_time_before_it_is_sent_again(
@@ -215,7 +213,7 @@ def test_the_sweep_reads_the_sessions_behind_by_their_index(owner):
             owner=owner,
             cached_episode_count=n % 50,
             cached_last_position=n % 50,
-            encoded_through_position=0 if n % 1000 == 20 else max(0, n % 50 - tasks.every()),
+            encoded_through_position=0 if n % 1000 == 20 else n % 50,
         )
         for n in range(30_000)
     )
@@ -288,6 +286,9 @@ def test_the_migration_measures_the_vectors_sessions_already_have(owner):
             OldVector.objects.create(episode_id=episode.pk, session=half, token_count=1, vector=b"")
     finally:
         executor = MigrationExecutor(connection)
+        executor.migrate([("sessions_app", "0008_episode_owner")])
+        measured = executor.loader.project_state([("sessions_app", "0008_episode_owner")]).apps
+        reach = dict(measured.get_model("sessions_app", "ChatSession").objects.values_list("pk", "encoded_through_position"))
+        executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
-    reach = dict(ChatSession.objects.values_list("pk", "encoded_through_position"))
     assert (reach[half.pk], reach[none.pk]) == (2, 0)

@@ -8,11 +8,13 @@ import pytest
 from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import closeness, embed_pending, question_vector
 from sessions_app.semantic.neighbours import forget
-from sessions_app.semantic.tasks import every
 from sessions_app.services import episodes_bulk_create
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
+
+#: A recent window's worth of exchanges (CONTEXT_RECENT_EPISODES's default).
+WINDOW = 8
 
 
 def exchange(n: int) -> dict[str, str]:
@@ -103,13 +105,14 @@ def test_api_writes_embed_after_the_response(
     semantic, session, api_client, django_capture_on_commit_callbacks
 ):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(every())]
-    # Every window's worth of single writes sends the task, which encodes all that is
-    # missing; with no broker it runs once the response has been sent.
-    assert counts == [0] * (every() - 1) + [every()]
+    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(WINDOW)]
+    # Every single write sends the task, which encodes all that is missing:
+    # an episode may leave the recent window with the next write. With no
+    # broker it runs once the response has been sent.
+    assert counts == list(range(1, WINDOW + 1))
     assert (
         post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks)
-        == every() + 3
+        == WINDOW + 3
     )
 
 
@@ -117,7 +120,7 @@ def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(
     session, api_client, django_capture_on_commit_callbacks
 ):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    for n in range(every()):
+    for n in range(WINDOW):
         post(api_client, url, exchange(n), django_capture_on_commit_callbacks)
     assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == 0
 
