@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -292,3 +293,69 @@ def test_the_migration_measures_the_vectors_sessions_already_have(owner):
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
     assert (reach[half.pk], reach[none.pk]) == (2, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwhile(semantic, owner, broker):
+    """Rows written before passages covered the whole text (passages of the
+    first 2,000 characters of each side, no spans): the migration sets the
+    sessions' reach back to the start, the old rows are still compared
+    meanwhile, and the sweep encodes them again with every passage and its span."""
+    from sessions_app.semantic import closeness, question_vector
+    from sessions_app.semantic.encoder import encoder
+    from sessions_app.semantic.passages import older_layout, passage_spans
+    from sessions_app.semantic.vectors import spans_of, to_bytes, to_matrix
+
+    fact = "The staging database listens on port 6432 behind pgbouncer."
+    filler = " ".join(f"Step {n}: run the tests again and compare the timings." for n in range(90))
+    texts = [("How do I make the CI faster?", f"{filler} {fact}"), ("Lovely weather today.", "Enjoy it.")]
+    executor = MigrationExecutor(connection)
+    executor.migrate([("sessions_app", "0008_episode_owner")])
+    old = executor.loader.project_state([("sessions_app", "0008_episode_owner")]).apps
+    try:
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        OldEpisode = old.get_model("sessions_app", "Episode")
+        OldVector = old.get_model("sessions_app", "EpisodeVector")
+        before = OldSession.objects.create(owner_id=owner.pk, title="encoded before", cached_last_position=2)
+        for position, (user_input, response) in enumerate(texts, start=1):
+            episode = OldEpisode.objects.create(
+                session=before, owner_id=owner.pk, position=position, user_input=user_input, response=response
+            )
+            layout = older_layout(user_input, response)
+            OldVector.objects.create(
+                episode_id=episode.pk, session=before, token_count=9, vector=to_bytes(encoder().encode(layout))
+            )
+        OldSession.objects.filter(pk=before.pk).update(
+            encoded_through_position=2, cached_episode_count=2, cached_last_episode_id=episode.pk
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    session = ChatSession.objects.get(pk=before.pk)
+    assert session.encoded_through_position == 0
+    first = session.episodes.order_by("position").first()
+    old_row = EpisodeVector.objects.get(episode_id=first.pk)
+    assert len(spans_of(old_row.spans)) == 0 and len(to_matrix([old_row.vector])[0]) == 8
+    # Read as they are meanwhile: both compared, passages and all.
+    found = closeness(
+        session_pk=session.pk,
+        newest_episode_id=session.cached_last_episode_id,
+        vector=question_vector("How do I speed up the CI?"),
+        scan=10,
+    )
+    assert len(found.ids) == 2 and found.nearest(1)[0].episode_id == first.pk
+
+    quiet(session)
+    assert resend_missing() == [session.pk]
+    session.refresh_from_db()
+    assert session.encoded_through_position == 2
+    row = EpisodeVector.objects.get(episode_id=first.pk)
+    vectors, _ = to_matrix([row.vector])
+    spans = spans_of(row.spans)
+    user_input, response = texts[0]
+    assert len(vectors) == len(spans) + 1 == 1 + len(passage_spans(user_input)) + len(passage_spans(response))
+    whole = user_input + response
+    assert fact in whole[spans[-1][0] : spans[-1][1]]
+    np.testing.assert_allclose(vectors[0], to_matrix([old_row.vector])[0][0], atol=2e-3)  # the same whole vector
+    quiet(session)
+    assert resend_missing() == []

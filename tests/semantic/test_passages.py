@@ -300,3 +300,26 @@ def test_passages_are_encoded_up_to_the_tokens_per_episode_the_users_first(setti
     assert every_one.spans[-1][1] == len(text)
     settings.SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = 0
     assert episode_encoding(user_input, response).texts == [episode_text(user_input, response)]
+
+
+@pytest.mark.django_db
+def test_the_quoted_passages_use_each_stored_vectors_span_and_rows_of_the_older_layout_by_text(semantic, session):
+    from sessions_app.excerpts import Text, best_passages
+    from sessions_app.semantic.passages import older_layout
+
+    user_input = "How do I make the CI faster?"
+    response = f"{SIX_THOUSAND} {FACT}"
+    (episode,) = episodes_bulk_create(session=session, items=[{"user_input": user_input, "response": response}])
+    embed_pending(session.pk)
+    text = Text(episode.pk, user_input, response)
+    asked = question_vector("Which port does the staging database use?")
+    whole = user_input + response
+    (kept,) = best_passages(texts=[text], terms=[], vector=asked, tokens=40).values()
+    assert any(FACT in whole[start:end] for start, end in kept)
+    # A row of the older layout (no spans, passages of the first 2,000
+    # characters of each side): matched by text, the fact past it unscored.
+    EpisodeVector.objects.filter(episode_id=episode.pk).update(
+        vector=to_bytes(encoder().encode(older_layout(user_input, response))), spans=b""
+    )
+    (kept,) = best_passages(texts=[text], terms=[], vector=asked, tokens=40).values()
+    assert kept and not any(FACT in whole[start:end] for start, end in kept)

@@ -194,3 +194,35 @@ def test_more_new_vectors_than_are_compared_reads_the_newest_again(session):
     more = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3, 8)])
     embed_pending(session.pk)
     assert ids() == {e.pk for e in more[-3:]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_single_write_reaches_the_store_through_the_embedded_worker(semantic, session, api_client):
+    """One write, no broker: the encoding goes to the web process's worker
+    (not the request) and its vectors are stored, each passage with its span."""
+    from nexus import embedded_worker
+    from nexus.celery import start_embedded_worker
+    from sessions_app.semantic.vectors import spans_of, to_matrix
+    from tests.process_support import wait_until
+
+    assert start_embedded_worker()
+    try:
+        response = api_client.post(
+            f"/api/sessions/{session.uuid}/episodes/",
+            {"user_input": "My sister moved to Graz.", "response": "Graz is lovely. Trams everywhere."},
+            format="json",
+        )
+        assert response.status_code == 201
+        wait_until(
+            lambda: EpisodeVector.objects.filter(session=session).exists(),
+            timeout=30,
+            message="the embedded worker to encode the one write",
+        )
+    finally:
+        embedded_worker.worker.stop(timeout=10)
+    row = EpisodeVector.objects.get(session=session)
+    assert row.episode_id == response.json()["id"]
+    assert len(to_matrix([row.vector])[0]) == 3
+    assert spans_of(row.spans).tolist() == [[0, 24], [24, 57]]
+    session.refresh_from_db()
+    assert session.encoded_through_position == session.cached_last_position == 1
