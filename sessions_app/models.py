@@ -131,8 +131,9 @@ class EpisodeVector(models.Model):
     # size of float32 and no loss a cosine notices.
     vector = models.BinaryField()
     # Each passage vector's [start, end) in user_input + response, int32
-    # pairs (semantic.vectors); empty in rows written before they were kept.
-    spans = models.BinaryField(default=b"", editable=False)
+    # pairs (semantic.vectors); empty in rows written before they were kept
+    # (a database default too, for rows inserted in bulk by SQL).
+    spans = models.BinaryField(default=b"", db_default=b"", editable=False)
 
     class Meta:
         indexes = [models.Index(fields=["session", "episode_id"], name="episode_vector_session_idx")]

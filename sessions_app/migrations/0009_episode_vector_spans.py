@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="episodevector",
             name="spans",
-            field=models.BinaryField(default=b"", editable=False),
+            field=models.BinaryField(db_default=b"", default=b"", editable=False),
         ),
         migrations.RunPython(encode_again_by_the_sweep, migrations.RunPython.noop),
     ]

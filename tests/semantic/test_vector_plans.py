@@ -19,7 +19,7 @@ TABLE = "sessions_app_episodevector"
 
 
 def _fill(session, n: int) -> None:
-    """``n`` episodes of a new session and their (zero) vectors, in two statements."""
+    """``n`` episodes of a new session and their (zero) vectors, in two statements, encoded through its last."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -38,8 +38,9 @@ def _fill(session, n: int) -> None:
         )
         cursor.execute(
             "UPDATE sessions_app_chatsession SET cached_episode_count = %s, cached_last_position = %s, "
+            "encoded_through_position = %s, "
             "cached_last_episode_id = (SELECT max(id) FROM sessions_app_episode WHERE session_id = %s) WHERE id = %s",
-            [n, n, session.pk, session.pk],
+            [n, n, n, session.pk, session.pk],
         )
     session.refresh_from_db()
 
