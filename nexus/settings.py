@@ -230,7 +230,7 @@ CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimu
 CONTEXT_SEMANTIC_CANDIDATES = env_int("CONTEXT_SEMANTIC_CANDIDATES", 5000, minimum=0, maximum=50_000)
 # What of an episode's text gets passage vectors at most, in tokens (sessions_app.semantic.passages):
 # the user's message first, then the reply, in order. 2,000 covers every exchange of the
-# assistant-shaped benchmark whole (the longest 1,883 tokens; bench/passage_vectors.py).
+# assistant-shaped benchmark whole (the longest under 1,900 tokens; bench/passage_vectors.py).
 SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = env_int(
     "SEMANTIC_PASSAGE_TOKENS_PER_EPISODE", 2000, minimum=0, maximum=1_000_000
 )
