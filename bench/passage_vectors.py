@@ -137,7 +137,9 @@ def main() -> None:
             covered += sum(end - start for start, end in spans)
             total += sum(end - start for start, end in every_one)
             whole += spans == every_one
-        print(f"  {each:>5,} tokens: {covered / total:.3f} of the text, {whole}/{len(assistant)} exchanges whole")
+        print(
+            f"  {each:>5,} tokens: {covered / total:.3f} of the text, {whole}/{len(assistant)} exchanges whole"
+        )
 
 
 if __name__ == "__main__":

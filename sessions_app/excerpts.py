@@ -144,14 +144,14 @@ def _meaning(
         found = [rows.get((p.start, p.end)) for p in candidates]
     else:
         # A row of the older layout: its passages are known by their text.
-        texts = {passage: i - 1 for i, passage in enumerate(older_layout(text.user_input, text.response)) if i}
+        texts = {
+            passage: i - 1 for i, passage in enumerate(older_layout(text.user_input, text.response)) if i
+        }
         sides = (text.user_input, text.response)
         found = [texts.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
     known = [float(closeness[i]) for i in found if i is not None and i < len(closeness)]
     mean = sum(known) / len(known) if known else 0.0
-    return [
-        float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found
-    ]
+    return [float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found]
 
 
 def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:

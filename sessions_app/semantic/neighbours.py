@@ -85,9 +85,7 @@ def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float
     wanted = list(ids)
     if not wanted:
         return {}
-    rows = list(
-        EpisodeVector.objects.filter(episode_id__in=wanted).values_list("episode_id", "vector")
-    )
+    rows = list(EpisodeVector.objects.filter(episode_id__in=wanted).values_list("episode_id", "vector"))
     matrix, counts = to_matrix([blob for _, blob in rows])
     if not len(matrix):
         return {}

@@ -38,13 +38,16 @@ def embed_pending(session_pk: int, *, limit: int = 2000) -> int:
     run, and nothing of it is written. Each batch raises the reach in its
     own transaction (the sweep reads it, ``sessions_app.semantic.backlog``).
     """
-    reach = ChatSession.objects.filter(pk=session_pk).values_list("encoded_through_position", flat=True).first()
+    reach = (
+        ChatSession.objects.filter(pk=session_pk).values_list("encoded_through_position", flat=True).first()
+    )
     written = 0
     while reach is not None and written < limit:
+        batch = min(BATCH, limit - written)
         rows = list(
             Episode.objects.filter(session_id=session_pk, position__gt=reach)
             .order_by("position")
-            .values_list("pk", "user_input", "response", "token_count", "position")[: min(BATCH, limit - written)]
+            .values_list("pk", "user_input", "response", "token_count", "position")[:batch]
         )
         if not rows:
             break

@@ -54,15 +54,17 @@ class StoredPassages:
     """One episode's stored passage vectors (the whole exchange's left out)
     and, for a row of the current layout, each one's ``[start, end)``
     in ``user_input + response``; ``spans`` is None for an older row, whose
-    vectors follow ``passages.episode_texts`` of its first 2,000 characters
-    of each side."""
+    vectors follow ``passages.older_layout`` (the first 2,000 characters
+    of each side)."""
 
     whole: np.ndarray  # float32, the whole exchange's vector
     vectors: np.ndarray  # float32, one row per passage
     spans: np.ndarray | None  # int64 (n, 2), or None
 
 
-def stored_passages(rows: Iterable[tuple[int, bytes | memoryview, bytes | memoryview | None]]) -> dict[int, StoredPassages]:
+def stored_passages(
+    rows: Iterable[tuple[int, bytes | memoryview, bytes | memoryview | None]],
+) -> dict[int, StoredPassages]:
     """``(episode_id, vector, spans)`` rows as each episode's ``StoredPassages``."""
     found = {}
     for pk, blob, span_blob in rows:
@@ -71,5 +73,7 @@ def stored_passages(rows: Iterable[tuple[int, bytes | memoryview, bytes | memory
             continue
         spans = spans_of(span_blob)
         passages = matrix[1:]
-        found[pk] = StoredPassages(matrix[0], passages, spans if len(spans) == len(passages) and len(spans) else None)
+        found[pk] = StoredPassages(
+            matrix[0], passages, spans if len(spans) == len(passages) and len(spans) else None
+        )
     return found

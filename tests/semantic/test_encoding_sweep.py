@@ -69,8 +69,7 @@ def broker(monkeypatch) -> Broker:
 
 def items(count: int) -> list[dict[str, str]]:
     return [
-        {"user_input": f"Question {n} about the garden?", "response": f"Answer {n}."}
-        for n in range(count)
+        {"user_input": f"Question {n} about the garden?", "response": f"Answer {n}."} for n in range(count)
     ]
 
 
@@ -289,7 +288,11 @@ def test_the_migration_measures_the_vectors_sessions_already_have(owner):
         executor = MigrationExecutor(connection)
         executor.migrate([("sessions_app", "0008_episode_owner")])
         measured = executor.loader.project_state([("sessions_app", "0008_episode_owner")]).apps
-        reach = dict(measured.get_model("sessions_app", "ChatSession").objects.values_list("pk", "encoded_through_position"))
+        reach = dict(
+            measured.get_model("sessions_app", "ChatSession").objects.values_list(
+                "pk", "encoded_through_position"
+            )
+        )
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
     assert (reach[half.pk], reach[none.pk]) == (2, 0)
@@ -323,7 +326,10 @@ def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwh
             )
             layout = older_layout(user_input, response)
             OldVector.objects.create(
-                episode_id=episode.pk, session=before, token_count=9, vector=to_bytes(encoder().encode(layout))
+                episode_id=episode.pk,
+                session=before,
+                token_count=9,
+                vector=to_bytes(encoder().encode(layout)),
             )
         OldSession.objects.filter(pk=before.pk).update(
             encoded_through_position=2, cached_episode_count=2, cached_last_episode_id=episode.pk
@@ -356,6 +362,8 @@ def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwh
     assert len(vectors) == len(spans) + 1 == 1 + len(passage_spans(user_input)) + len(passage_spans(response))
     whole = user_input + response
     assert fact in whole[spans[-1][0] : spans[-1][1]]
-    np.testing.assert_allclose(vectors[0], to_matrix([old_row.vector])[0][0], atol=2e-3)  # the same whole vector
+    np.testing.assert_allclose(
+        vectors[0], to_matrix([old_row.vector])[0][0], atol=2e-3
+    )  # the same whole vector
     quiet(session)
     assert resend_missing() == []

@@ -57,7 +57,9 @@ def test_episode_texts_are_the_whole_exchange_then_each_sides_passages():
     # Every passage of a long reply, not its first few.
     long_reply = " ".join(f"Point {n} of the answer says something new." for n in range(40))
     texts = episode_texts("Question?", long_reply)
-    assert texts[2:] == passages(long_reply) and texts[-1].endswith("Point 39 of the answer says something new.")
+    assert texts[2:] == passages(long_reply) and texts[-1].endswith(
+        "Point 39 of the answer says something new."
+    )
     # A passage repeated within the episode is encoded once.
     assert episode_texts("Noted.", "Noted.") == ["Noted.\nNoted.", "Noted."]
 
@@ -209,7 +211,11 @@ def test_passages_are_compared_for_the_questions_candidates_only(session):
     def similarity(**kwargs) -> list[float]:
         neighbours.forget()
         found = closeness(
-            session_pk=session.pk, newest_episode_id=session.cached_last_episode_id, vector=asked, scan=10, **kwargs
+            session_pk=session.pk,
+            newest_episode_id=session.cached_last_episode_id,
+            vector=asked,
+            scan=10,
+            **kwargs,
         )
         return [round(float(v), 3) for v in found.similarity]
 
@@ -265,7 +271,9 @@ def test_a_fact_at_the_end_of_a_six_thousand_character_response_gets_a_vector_an
     response = f"{SIX_THOUSAND} {FACT}"
     assert len(response) > 6000
     user_input = "How do I make the CI faster?"
-    (episode,) = episodes_bulk_create(session=session, items=[{"user_input": user_input, "response": response}])
+    (episode,) = episodes_bulk_create(
+        session=session, items=[{"user_input": user_input, "response": response}]
+    )
     embed_pending(session.pk)
     row = EpisodeVector.objects.get(episode_id=episode.pk)
     vectors, _ = to_matrix([row.vector])
@@ -303,13 +311,17 @@ def test_passages_are_encoded_up_to_the_tokens_per_episode_the_users_first(setti
 
 
 @pytest.mark.django_db
-def test_the_quoted_passages_use_each_stored_vectors_span_and_rows_of_the_older_layout_by_text(semantic, session):
+def test_the_quoted_passages_use_each_stored_vectors_span_and_rows_of_the_older_layout_by_text(
+    semantic, session
+):
     from sessions_app.excerpts import Text, best_passages
     from sessions_app.semantic.passages import older_layout
 
     user_input = "How do I make the CI faster?"
     response = f"{SIX_THOUSAND} {FACT}"
-    (episode,) = episodes_bulk_create(session=session, items=[{"user_input": user_input, "response": response}])
+    (episode,) = episodes_bulk_create(
+        session=session, items=[{"user_input": user_input, "response": response}]
+    )
     embed_pending(session.pk)
     text = Text(episode.pk, user_input, response)
     asked = question_vector("Which port does the staging database use?")

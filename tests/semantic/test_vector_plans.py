@@ -89,7 +89,7 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
         # the index for that); the probe for what is missing reads the session's row.
         assert len(reads) == 2
         assert _bad_nodes(reads[0], None) == [], reads[0]
-        assert ' IN (' in reads[1] and '"episode_id"' in reads[1]
+        assert " IN (" in reads[1] and '"episode_id"' in reads[1]
 
 
 def test_a_second_question_reads_only_what_was_written_since(layout):
