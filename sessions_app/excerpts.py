@@ -6,7 +6,8 @@ the runs of whole sentences its vectors were made from) and each passage is
 scored for the question by its words, as the index matches them (the
 database marks them, stemming included: ``search.snippets``), rarer within
 the exchange weighing more, and by its meaning when a stored vector of it
-exists (cosine to the question's vector, against the exchange's mean). The
+exists (cosine to the question's vector, against the exchange's mean; each
+stored passage vector carries its passage's span). The
 best are kept up to a number of tokens, and given back in their order.
 
 What the user said counts, since the facts asked about later are mostly
@@ -28,8 +29,8 @@ import numpy as np
 from sessions_app.models import EpisodeVector
 from sessions_app.search.database import episode_backend
 from sessions_app.search.snippets import marker_pair, parse_marked
-from sessions_app.semantic.passages import episode_texts, joined, passage_spans
-from sessions_app.semantic.vectors import to_matrix
+from sessions_app.semantic.passages import joined, older_layout, passage_spans
+from sessions_app.semantic.vectors import StoredPassages, stored_passages
 from sessions_app.tokens import count_tokens
 
 __all__ = ["MEANING_WEIGHT", "Text", "best_passages"]
@@ -103,13 +104,10 @@ def _matched_words(texts: Sequence[Text], terms: list[str]) -> dict[int, tuple[l
     return found
 
 
-def _stored_vectors(ids: list[int]) -> dict[int, np.ndarray]:
-    rows = list(EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector"))
-    if not rows:
-        return {}
-    matrix, counts = to_matrix([blob for _, blob in rows])
-    ends = np.cumsum(counts)
-    return {pk: matrix[end - count : end] for (pk, _), end, count in zip(rows, ends, counts, strict=True)}
+def _stored_vectors(ids: list[int]) -> dict[int, StoredPassages]:
+    return stored_passages(
+        EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector", "spans")
+    )
 
 
 def _candidates(text: Text, matched: tuple[list, list]) -> list[_Passage]:
@@ -133,23 +131,27 @@ def _candidates(text: Text, matched: tuple[list, list]) -> list[_Passage]:
 
 
 def _meaning(
-    text: Text, candidates: list[_Passage], stored: np.ndarray | None, vector: np.ndarray | None
+    text: Text, candidates: list[_Passage], stored: StoredPassages | None, vector: np.ndarray | None
 ) -> list[float]:
     """Each candidate's closeness to the question above the exchange's mean;
-    0 for a passage without a stored vector (only the first part of a long
-    side is encoded)."""
-    if stored is None or vector is None or len(stored) < 2:
+    0 for a passage without a stored vector (past the tokens an episode's
+    passages are encoded for, or not encoded yet)."""
+    if stored is None or vector is None or not len(stored.vectors):
         return [0.0] * len(candidates)
-    # Row i of the stored vectors is episode_texts(...)[i] (the whole exchange first).
-    rows = {passage: i for i, passage in enumerate(episode_texts(text.user_input, text.response)) if i}
-    closeness = stored @ vector.astype(np.float32)
-    sides = (text.user_input, text.response)
-    found = [rows.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
+    closeness = stored.vectors @ vector.astype(np.float32)
+    if stored.spans is not None:
+        rows = {(int(start), int(end)): i for i, (start, end) in enumerate(stored.spans.tolist())}
+        found = [rows.get((p.start, p.end)) for p in candidates]
+    else:
+        # A row of the older layout: its passages are known by their text.
+        texts = {
+            passage: i - 1 for i, passage in enumerate(older_layout(text.user_input, text.response)) if i
+        }
+        sides = (text.user_input, text.response)
+        found = [texts.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
     known = [float(closeness[i]) for i in found if i is not None and i < len(closeness)]
     mean = sum(known) / len(known) if known else 0.0
-    return [
-        float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found
-    ]
+    return [float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found]
 
 
 def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:

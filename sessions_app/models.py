@@ -126,9 +126,14 @@ class EpisodeVector(models.Model):
     episode_id = models.BigIntegerField(primary_key=True)
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     token_count = models.PositiveIntegerField()
-    # One to passages.MAX_VECTORS vectors of float16, little-endian: half the
+    # Vectors of float16, little-endian (the whole exchange's, then one per
+    # passage, up to SEMANTIC_PASSAGE_TOKENS_PER_EPISODE of text): half the
     # size of float32 and no loss a cosine notices.
     vector = models.BinaryField()
+    # Each passage vector's [start, end) in user_input + response, int32
+    # pairs (semantic.vectors); empty in rows written before they were kept
+    # (a database default too, for rows inserted in bulk by SQL).
+    spans = models.BinaryField(default=b"", db_default=b"", editable=False)
 
     class Meta:
         indexes = [models.Index(fields=["session", "episode_id"], name="episode_vector_session_idx")]
