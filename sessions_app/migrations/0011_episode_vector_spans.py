@@ -15,7 +15,7 @@ def encode_again_by_the_sweep(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("sessions_app", "0008_episode_owner"),
+        ("sessions_app", "0010_episode_fts_owner"),
     ]
 
     operations = [
