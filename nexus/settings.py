@@ -231,12 +231,8 @@ CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 SEARCH_CONFIG = env_identifier("SEARCH_CONFIG", "english")
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
 CONTEXT_SEMANTIC_CANDIDATES = env_int("CONTEXT_SEMANTIC_CANDIDATES", 5000, minimum=0, maximum=50_000)
-# What of an episode's text gets passage vectors at most, in tokens (sessions_app.semantic.passages):
-# the user's message first, then the reply, in order. 2,000 covers every exchange of the
-# assistant-shaped benchmark whole (the longest under 1,900 tokens; bench/passage_vectors.py).
-SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = env_int(
-    "SEMANTIC_PASSAGE_TOKENS_PER_EPISODE", 2000, minimum=0, maximum=1_000_000
-)
+# Tokens of an episode given passage vectors, the user's first (bench/passage_vectors.py).
+SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = env_int("SEMANTIC_PASSAGE_TOKENS_PER_EPISODE", 2000, minimum=0)
 # The budget of a context whose caller names none (the context endpoint, chat turns).
 CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
 # How the background runs behave. A run's per-session lease must outlive one
