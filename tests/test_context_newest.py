@@ -81,7 +81,8 @@ def test_a_long_message_keeps_its_end_and_leaves_room_for_the_reply(settings):
     exchange = Exchange(1, message, reply, 1)
     split = split_window([exchange], {1: count_tokens(message) + count_tokens(reply)}, budget=1000)
     (kept,) = split.kept
-    assert kept.user_input.startswith("… ") and kept.user_input.endswith("So why does the worker keep restarting?")
+    assert kept.user_input.startswith("… ")
+    assert kept.user_input.endswith("So why does the worker keep restarting?")
     assert kept.response.startswith("… ") and kept.response.endswith(ENDING)
     assert count_tokens(kept.user_input) + count_tokens(kept.response) + PAIR_LABEL_TOKENS <= 500
     # Each side gets about half: neither crowds the other out.
@@ -112,7 +113,7 @@ def test_a_newest_exchange_that_fits_its_share_is_not_cut(settings):
 
 
 def test_short_chats_keep_the_seed_layout(session):
-    items = [{"user_input": f"Question {n}?", "response": f"Answer {n}. Second sentence {n}."} for n in range(8)]
+    items = [{"user_input": f"Question {n}?", "response": f"Answer {n}. More {n}."} for n in range(8)]
     episodes = episodes_bulk_create(session=session, items=items)
     session.refresh_from_db()
     result = build_context(session=session, question="What next?", budget=2000)
@@ -123,6 +124,6 @@ def test_short_chats_keep_the_seed_layout(session):
         has_earlier_episodes=False,
     )
     assert result.prompt == expected
-    assert "Previous conversation:\nQ1: Question 0?\nA1: Answer 0. Second sentence 0." in result.prompt
+    assert "Previous conversation:\nQ1: Question 0?\nA1: Answer 0. More 0." in result.prompt
     assert result.recent == [e.pk for e in episodes]
     assert result.passages == {} and "…" not in result.prompt
