@@ -71,6 +71,7 @@
 
   var state = {
     sending: false,
+    contextPassages: {}, // the inspector's last context: episode id -> quoted [start, end] offsets
     sessionGone: false,
     summaryState: null,
     summariesDirty: false,
@@ -1073,9 +1074,11 @@
     renderOmitted(data.omitted);
     el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
     var positions = data.positions || {};
+    state.contextPassages = passages;
     el.contextRetrievedCount.textContent = countOf(data.retrieved);
     el.contextRetrieved.hidden = countOf(data.retrieved) === 0;
-    renderQuoted(el.contextRetrievedList, Array.isArray(data.retrieved) ? data.retrieved : [], positions, passages);
+    var retrieved = Array.isArray(data.retrieved) ? data.retrieved : [];
+    renderQuoted(el.contextRetrievedList, retrieved, positions, passages);
     el.contextNewest.hidden = cutRecent.length === 0;
     renderQuoted(el.contextNewestList, cutRecent, positions, passages);
     el.contextResult.hidden = false;
@@ -1098,7 +1101,8 @@
       var spans = passages[String(id)];
       if (Array.isArray(spans)) {
         item.classList.add("is-cut");
-        item.appendChild(make("span", "context-retrieved-text", "Quoted by " + plural(spans.length, "passage", "passages")));
+        var quoted = "Quoted by " + plural(spans.length, "passage", "passages");
+        item.appendChild(make("span", "context-retrieved-text", quoted));
       } else {
         var shown = findEpisode(id);
         var question = shown ? shown.querySelector(".msg-user .msg-body") : null;
@@ -1184,6 +1188,57 @@
     return exchanges.get(id);
   }
 
+  /* Marks, in the whole exchange shown in the conversation, the passages the
+     context quotes; only when the page shows the text the offsets count
+     (the stored text, as the API gives it). */
+  async function markPassages(id, spans) {
+    var item = findEpisode(id);
+    if (!item || !Array.isArray(spans)) return;
+    var bodies = [item.querySelector(".msg-user .msg-body"), item.querySelector(".msg-assistant .msg-body")];
+    var ep = await loadExchange(id).catch(function () {
+      return null;
+    });
+    if (!ep || !bodies[0] || !bodies[1]) return;
+    if (bodies[0].textContent !== ep.user_input || bodies[1].textContent !== ep.response) return;
+    var split = Array.from(ep.user_input).length;
+    var sides = [
+      spans.filter(function (span) {
+        return span[1] <= split;
+      }),
+      spans
+        .filter(function (span) {
+          return span[0] >= split;
+        })
+        .map(function (span) {
+          return [span[0] - split, span[1] - split];
+        }),
+    ];
+    bodies.forEach(function (body, n) {
+      if (!sides[n].length) return;
+      var text = body.textContent;
+      var units = codeUnitOffsets(text);
+      body.replaceChildren(
+        highlighted(
+          text,
+          sides[n].map(function (span) {
+            return [units[span[0]], units[span[1]]];
+          })
+        )
+      );
+    });
+  }
+
+  /* For each code point offset (as the server counts characters), its offset in UTF-16 code units. */
+  function codeUnitOffsets(text) {
+    var offsets = [0];
+    var at = 0;
+    Array.from(text).forEach(function (char) {
+      at += char.length;
+      offsets.push(at);
+    });
+    return offsets;
+  }
+
   /* #episode-12: the whole exchange, shown in the conversation (earlier
      history is loaded until it is on the page). */
   function episodeInHash() {
@@ -1212,6 +1267,7 @@
     var id = Number(target.dataset.episodeId);
     revealEpisode({ episode: { id: id } }, el.contextState).then(function (shown) {
       if (!shown) return;
+      markPassages(id, (state.contextPassages || {})[String(id)]);
       if (target.classList.contains("context-whole-link")) {
         // The address names the exchange shown, so it can be kept or shared.
         window.history.replaceState(null, "", "#episode-" + id);

@@ -29,7 +29,8 @@ ENDING = "Last of all, the release notes go out on Thursday morning."
 
 
 def long_text(lead: str, fact: str, repeat: int = 8) -> str:
-    """Many sentences of filler (an emoji in them: offsets count characters) with ``fact`` in the middle."""
+    """Many sentences of filler with ``fact`` in the middle; an emoji in them
+    (one character to the server, two code units to the browser)."""
     sentences = [f"{lead} {n}: {line}" for n in range(repeat) for line in FILLER]
     sentences.insert(len(sentences) // 2, fact)
     return " ".join(sentences)
@@ -55,7 +56,9 @@ def quoted_session(settings):
     return session, episodes[2], episodes[-1]
 
 
-def test_a_long_exchange_shows_its_passages_and_links_to_the_whole(open_page, live_server, quoted_session, artifacts_dir):
+def test_a_long_exchange_shows_its_passages_and_links_to_the_whole(
+    open_page, live_server, quoted_session, artifacts_dir
+):
     session, long, newest = quoted_session
     page, recorder = open_page()
     sign_in(page, live_server, session.owner.username)
@@ -116,6 +119,14 @@ def test_a_long_exchange_shows_its_passages_and_links_to_the_whole(open_page, li
     expect(exchange.locator(".msg-user .msg-body")).to_have_text(long.user_input)
     expect(exchange.locator(".msg-assistant .msg-body")).to_have_text(long.response)
     expect(exchange).to_have_class("episode is-found")
+    # The quoted passages are marked in it (the offsets count characters; the emoji before them is one).
+    split = len(long.user_input)
+    expect(exchange.locator(".msg-user .msg-body mark")).to_have_text(
+        [whole[s:e] for s, e in spans if e <= split]
+    )
+    expect(exchange.locator(".msg-assistant .msg-body mark")).to_have_text(
+        [whole[s:e] for s, e in spans if s >= split]
+    )
     assert page.evaluate("window.location.hash") == f"#episode-{long.pk}"
     page.screenshot(path=str(artifacts_dir / "context-inspector-whole-exchange-desktop.png"))
     assert recorder.page_errors == []
