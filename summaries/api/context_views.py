@@ -110,7 +110,7 @@ class ContextSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         help_text="Older episodes quoted because they rank highest for the question (a long one by its passages).",
     )
-    recent = serializers.ListField(child=serializers.IntegerField(), help_text="Episodes quoted in full.")
+    recent = serializers.ListField(child=serializers.IntegerField(), help_text="Recent episodes (passages).")
     digest = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
     )
@@ -120,7 +120,7 @@ class ContextSerializer(serializers.Serializer):
     )
     passages = serializers.DictField(
         child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
-        help_text="Retrieved episode id -> [start, end) offsets into user_input + response of its quote.",
+        help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
     )
     omitted = OmittedSerializer(help_text="What the budget left out.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
