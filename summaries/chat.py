@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -30,6 +31,8 @@ from summaries.model_cap import chat_call_record, check_model_call_allowed
 from summaries.turn_metadata import turn_metadata
 
 logger = logging.getLogger("nexus.chat")
+Asked = datetime | None  # when the message is asked (``build_context``); None: now
+Prepared = tuple[ContextResult, "Timings"]
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant in an ongoing conversation. The user's message contains the "
@@ -113,15 +116,13 @@ def chat_messages(context: ContextResult) -> list[dict[str, str]]:
     ]
 
 
-def _prepare(
-    *, caller: Any, session: ChatSession, message: str, budget: int | None
-) -> tuple[ContextResult, Timings]:
+def _prepare(caller: Any, session: ChatSession, message: str, budget: int | None, asked: Asked) -> Prepared:
     # Before any work: a caller at the model-call cap gets ModelCallCapReached.
     check_model_call_allowed(user=caller)
     timings = Timings()
     # The whole prompt within the budget and CHAT_MAX_PROMPT_TOKENS, system message included.
     limit = turn_budget(budget, besides=[SYSTEM_PROMPT])
-    context = build_context(session=session, question=message, budget=limit)
+    context = build_context(session=session, question=message, budget=limit, asked_at=asked)
     timings.context_ms = timings.since_start()
     return context, timings
 
@@ -204,7 +205,9 @@ def _log_turn(
         logger.info("chat turn %s, nothing stored", extra["outcome"], extra=extra)
 
 
-def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | None = None) -> ChatTurn:
+def chat_turn(
+    *, caller: Any, session: ChatSession, message: str, budget: int | None = None, asked_at: Asked = None
+) -> ChatTurn:
     """Answer ``message`` of ``caller`` in ``session`` and store the exchange as an episode.
 
     Raises ``ChatTurnError`` when the model fails (``ChatSessionGone`` when
@@ -212,7 +215,7 @@ def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | 
     ``ModelCallCapReached`` before anything is done while ``caller`` is at the cap.
     Must not be called inside a transaction: the model call can take long.
     """
-    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
+    context, timings = _prepare(caller, session, message, budget, asked_at)
     model_started = time.perf_counter()
     client = get_client()
     chat_call_record(user=caller, session=session, client=client)
@@ -338,10 +341,10 @@ class ChatTurnStream(Iterator[str]):
 
 
 def chat_turn_stream(
-    *, caller: Any, session: ChatSession, message: str, budget: int | None = None
+    *, caller: Any, session: ChatSession, message: str, budget: int | None = None, asked_at: Asked = None
 ) -> ChatTurnStream:
     """A streamed chat turn: the context is built now (``ModelCallCapReached``
     first, as for ``chat_turn``), the model is asked when the chunks are first
     read (or at ``start()``)."""
-    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
+    context, timings = _prepare(caller, session, message, budget, asked_at)
     return ChatTurnStream(caller=caller, session=session, message=message, context=context, timings=timings)

@@ -14,7 +14,6 @@ Views only parse, check access and call ``summaries.context`` /
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -24,13 +23,13 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sessions_app.api.serializers import EpisodeSerializer
-from sessions_app.api.validators import text_field
+from sessions_app.api.validators import AskedAtField, text_field
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.selectors import session_for_user
 from summaries.chat import (
@@ -41,6 +40,7 @@ from summaries.chat import (
     chat_turn,
     chat_turn_stream,
 )
+from summaries.api.events import EventStreamRenderer, sse_event
 from summaries.context import ContextTooLarge, build_context
 
 logger = logging.getLogger("nexus.chat")
@@ -49,61 +49,6 @@ BUDGET_MIN = 1
 BUDGET_MAX = 1_000_000
 # The last event of a stream that broke for a reason of ours, not the model's.
 STREAM_FAILED = "The reply could not be finished because of a server error. Please try again."
-
-
-# --- server-sent events -------------------------------------------------------
-
-
-def sse_event(payload: Any) -> bytes:
-    """One event: a ``data:`` line of compact JSON and a blank line. JSON
-    never contains a raw newline, so one line always holds the whole event."""
-    return b"data: " + json.dumps(payload, separators=(",", ":"), default=str).encode() + b"\n\n"
-
-
-def error_text(data: Any) -> str:
-    """A one-line message for an error body (``detail`` or field errors)."""
-    if isinstance(data, dict):
-        if "detail" in data:
-            return str(data["detail"])
-        parts = []
-        for name, messages in data.items():
-            first = messages[0] if isinstance(messages, list) and messages else messages
-            parts.append(f"{name}: {first}")
-        return "; ".join(parts) or "Request failed."
-    if isinstance(data, list) and data:
-        return str(data[0])
-    return str(data)
-
-
-class EventStreamRenderer(BaseRenderer):
-    """``text/event-stream`` for the chat endpoint.
-
-    Declared so content negotiation accepts the media type; a streamed turn
-    returns a ``StreamingHttpResponse`` and bypasses rendering. Answers that
-    are not streamed (validation errors, 404, a model that fails before the
-    first chunk) come here and go out as a single event, errors as
-    ``{"error": ...}`` with the field errors kept under ``errors``.
-    """
-
-    media_type = "text/event-stream"
-    format = "sse"
-    charset = "utf-8"
-
-    def render(
-        self, data: Any, accepted_media_type: str | None = None, renderer_context: dict | None = None
-    ) -> bytes:
-        if data is None:
-            return b""
-        response = (renderer_context or {}).get("response")
-        if response is not None and response.status_code >= 400:
-            payload: dict[str, Any] = {"error": error_text(data)}
-            if isinstance(data, dict):
-                if "transient" in data:
-                    payload["transient"] = data["transient"]
-                if "detail" not in data:
-                    payload["errors"] = data  # field errors, by field name
-            data = payload
-        return sse_event(data)
 
 
 # --- serializers --------------------------------------------------------------
@@ -122,6 +67,7 @@ class ContextQuerySerializer(serializers.Serializer):
         max_value=BUDGET_MAX,
         help_text="Token budget: the oldest summaries, then the digest, are left out to fit it.",
     )
+    asked_at = AskedAtField()
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -182,6 +128,7 @@ class ChatRequestSerializer(serializers.Serializer):
     budget = serializers.IntegerField(
         required=False, min_value=BUDGET_MIN, max_value=BUDGET_MAX, help_text="Token budget for the context."
     )
+    asked_at = AskedAtField()
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -240,7 +187,12 @@ class SessionContextView(APIView):
         tags=["context"],
         summary="The context the next reply would get (question, summaries, relevant earlier exchanges, recent details)",
         parameters=[UUID_PARAM, ContextQuerySerializer],
-        responses={200: ContextSerializer, 400: OpenApiResponse(description="Bad question or budget, or a question the budget cannot hold.")},
+        responses={
+            200: ContextSerializer,
+            400: OpenApiResponse(
+                description="Bad question, budget or asked_at, or a question the budget cannot hold."
+            ),
+        },
     )
     def get(self, request: Request, uuid: str) -> Response:
         session = session_for_user(request.user, uuid)
@@ -251,6 +203,7 @@ class SessionContextView(APIView):
                 session=session,
                 question=query.validated_data["question"],
                 budget=query.validated_data.get("budget"),
+                asked_at=query.validated_data.get("asked_at"),
             )
         except ContextTooLarge as err:
             raise serializers.ValidationError({"budget": [str(err)]}) from err
@@ -277,7 +230,7 @@ class SessionChatView(APIView):
             (200, "text/event-stream"): OpenApiResponse(
                 OpenApiTypes.STR, description="Server-sent events: text chunks, then done or error."
             ),
-            400: OpenApiResponse(description="Missing, blank or too long message; bad budget."),
+            400: OpenApiResponse(description="Missing, blank or too long message; bad budget or asked_at."),
             404: OpenApiResponse(
                 description="No such session (or not yours), or it was deleted during the turn."
             ),
@@ -298,14 +251,17 @@ class SessionChatView(APIView):
         body.is_valid(raise_exception=True)
         message: str = body.validated_data["message"]
         budget: int | None = body.validated_data.get("budget")
+        asked_at = body.validated_data.get("asked_at")
 
         try:
             if isinstance(request.accepted_renderer, EventStreamRenderer):
                 turn_stream = chat_turn_stream(
-                    caller=request.user, session=session, message=message, budget=budget
+                    caller=request.user, session=session, message=message, budget=budget, asked_at=asked_at
                 )
                 return self._stream(turn_stream)
-            turn = chat_turn(caller=request.user, session=session, message=message, budget=budget)
+            turn = chat_turn(
+                caller=request.user, session=session, message=message, budget=budget, asked_at=asked_at
+            )
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.
             raise serializers.ValidationError({"message": [str(err)]}) from err

@@ -50,11 +50,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 
 from sessions_app.models import ChatSession
+from sessions_app.question_dates import date_lift
 from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
@@ -153,9 +155,14 @@ class ContextResult:
         }
 
 
-def build_context(*, session: ChatSession, question: str, budget: int | None = None) -> ContextResult:
+def build_context(
+    *, session: ChatSession, question: str, budget: int | None = None, asked_at: datetime | None = None
+) -> ContextResult:
     """Assemble the prompt for the next reply to ``question`` in ``session``
     within ``budget`` tokens (``CONTEXT_DEFAULT_BUDGET`` when None).
+    ``asked_at`` (aware; now when None) is when the question is asked: the
+    dates it names ("last week") are resolved against it and lift the
+    exchanges written then (``sessions_app.question_dates``).
 
     ``ContextTooLarge`` when the question and the fixed text alone exceed
     the budget: no prompt over budget is ever built.
@@ -189,7 +196,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         not_read, chain = chain[0], chain[1:]
     # Older episodes exist only behind a full window (the counters may run ahead of the rows).
     if pending and (len(parts.recent) >= window or split.left):
-        hits = pending.hits([ex.id for ex in recent])
+        hits = pending.hits([ex.id for ex in recent], lift=date_lift(session.pk, question, asked_at))
     has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
     pieces = _pieces(session.pk, chain, uncovered, hits)

@@ -44,7 +44,9 @@ def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> 
     # the question, sent again after the memory; what is left holds the memory.
     besides = [m.content for m in request.instructions] + [MEMORY_HEADER, request.question]
     limit = turn_budget(request.budget, besides=besides)
-    context = build_context(session=session, question=request.question, budget=limit)
+    context = build_context(
+        session=session, question=request.question, budget=limit, asked_at=request.asked_at
+    )
     return PreparedTurn(caller, session, request, context, model_messages(request, context))
 
 
