@@ -72,6 +72,7 @@ from summaries.context.layout import (
     render_prompt,
 )
 from summaries.context.quoting import Question, quote, quoted_tokens
+from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
@@ -199,7 +200,9 @@ def build_context(
         hits = pending.hits([ex.id for ex in recent], lift=date_lift(session.pk, question, asked_at))
     has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
-    pieces = _pieces(session.pk, chain, uncovered, hits)
+    asked = _question(pending)
+    # Summary rows that answer the question compete with the retrieved exchanges (summary_ranking).
+    pieces = compete(_pieces(session.pk, chain, uncovered, hits), chain, question, asked, budget)
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
@@ -217,7 +220,6 @@ def build_context(
 
     texts: dict[int, tuple[Exchange, Any]] = {}
     cuts: dict[int, list[list[int]]] = {}
-    asked = _question(pending)
     fitted = fit(
         budget=budget,
         recent=recent,
