@@ -71,6 +71,7 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
+from summaries.context.question_terms import passage_terms
 from summaries.context.quoting import Question, quote, quoted_tokens
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
@@ -300,8 +301,7 @@ def _question(pending: Any) -> Question:
     """What ranks a long exchange's passages: the terms and vector retrieval already has."""
     if pending is None:
         return Question()
-    terms = tuple(pending.ranking.terms) if pending.ranking else ()
-    return Question(terms, pending.vector)
+    return Question(passage_terms(pending.ranking), pending.vector)
 
 
 def _with_texts(
