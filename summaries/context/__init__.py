@@ -34,7 +34,8 @@ The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
 cap (see ``summaries.context.budget``), filled in this order: retrieved
 exchanges by rank (as many ranked as the budget could hold, with some to
 spare: ``sources.retrieval_depth``), then summary rows newest first, then
-the digest.
+the digest; a summary row that answers the question is offered among the
+best retrieved exchanges instead (``summaries.context.summary_ranking``).
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
