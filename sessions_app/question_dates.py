@@ -26,9 +26,9 @@ from sessions_app.models import Episode
 __all__ = ["DATE_LIFT", "Span", "date_lift", "episodes_within", "parse_asked_at", "spans_in"]
 
 #: What being written when the question says adds to an episode's ranking
-#: score (standard deviations of closeness; a rare word matched scores about
+#: score (standard deviations of closeness; a rare word matched counts about
 #: 4): chosen by bench/memory_recall.py --dated (figures in bench/README.md).
-DATE_LIFT = 2.0
+DATE_LIFT = 4.0
 #: Episodes whose dates are read, in ``CONTEXT_RETRIEVE_CANDIDATES``: the
 #: newest only, a bounded read for a question that names a date.
 DATE_SCAN_FACTOR = 5
