@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sessions_app import continuation
 from sessions_app.models import EpisodeVector
 from sessions_app.search.database import episode_backend
 from sessions_app.search.snippets import marker_pair, parse_marked
@@ -72,7 +71,7 @@ def best_passages(
     for text in texts:
         candidates = _candidates(text, matched.get(text.id, ([], [])))
         meaning = _meaning(text, candidates, stored.get(text.id), vector)
-        chosen[text.id] = _choose(candidates, meaning, tokens, _follows(text, candidates))
+        chosen[text.id] = _choose(candidates, meaning, tokens)
     return chosen
 
 
@@ -153,26 +152,8 @@ def _meaning(
     ]
 
 
-def _follows(text: Text, candidates: list[_Passage]) -> list[bool]:
-    """Whether each passage continues the one before it on its side (``continuation``)."""
-    sides = (text.user_input, text.response)
-    return [
-        i > 0
-        and candidates[i - 1].side == p.side
-        and continuation.continues(
-            sides[p.side][candidates[i - 1].own_start : candidates[i - 1].own_end],
-            sides[p.side][p.own_start : p.own_end],
-        )
-        for i, p in enumerate(candidates)
-    ]
-
-
-def _choose(
-    candidates: list[_Passage], meaning: list[float], tokens: int, follows: list[bool]
-) -> list[tuple[int, int]]:
+def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:
     scores = [p.score + MEANING_WEIGHT * m for p, m in zip(candidates, meaning, strict=True)]
-    if continuation.NEIGHBOUR_SHARE:
-        scores = continuation.lift(scores, follows)
     best = max(range(len(candidates)), key=lambda i: (scores[i], -i), default=0)
     # Ties (no word, no vector) go to the passages nearest the best: its context.
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], abs(i - best), i))

@@ -72,7 +72,6 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
-from summaries.context.question_terms import passage_terms
 from summaries.context.quoting import Question, quote, quoted_tokens
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
@@ -204,7 +203,7 @@ def build_context(
 
     asked = _question(pending)
     # Summary rows that answer the question compete with the retrieved exchanges (summary_ranking).
-    pieces = compete(_pieces(session.pk, chain, uncovered, hits), chain, question, asked, budget)
+    pieces = compete(_pieces(session.pk, chain, uncovered, hits), chain, question, asked)
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
@@ -302,7 +301,8 @@ def _question(pending: Any) -> Question:
     """What ranks a long exchange's passages: the terms and vector retrieval already has."""
     if pending is None:
         return Question()
-    return Question(passage_terms(pending.ranking), pending.vector)
+    terms = tuple(pending.ranking.terms) if pending.ranking else ()
+    return Question(terms, pending.vector)
 
 
 def _with_texts(

@@ -47,9 +47,6 @@ WORDS_FLOOR = 2.4
 MEANING_FLOOR = 0.45
 #: What a unit of cosine counts against a point of the words' score, ranking a row's passages.
 MEANING_WEIGHT = 5.0
-#: The newest row offered before the retrieved exchanges while it costs at
-#: most this share of the budget (0: no share reserved for it).
-NEWEST_SHARE = 0.0
 
 
 @dataclass(slots=True)
@@ -64,18 +61,15 @@ class _Passage:
 
 
 def compete(
-    pieces: Sequence[Piece], chain: Sequence[SummaryPart], question: str, asked: Question, budget: int
+    pieces: Sequence[Piece], chain: Sequence[SummaryPart], question: str, asked: Question
 ) -> list[Piece]:
     """``pieces`` (retrieved exchanges by rank, summary rows newest first,
     the digest) with the rows that answer ``question`` quoted by their
-    passages that do and offered at ``SUMMARY_RANK``, and (``NEWEST_SHARE``)
-    the newest row first."""
+    passages that do and offered at ``SUMMARY_RANK``. (A share of the
+    budget reserved for the newest row was measured and not kept:
+    bench/README.md.)"""
     pieces = list(pieces)
-    if not chain:
-        return pieces
-    if NEWEST_SHARE:
-        pieces = _newest_first(pieces, chain[-1].id, budget)
-    if SUMMARY_RANK is None:
+    if not chain or SUMMARY_RANK is None:
         return pieces
     wanted = set(terms(question))
     vector = asked.vector.result() if asked.vector is not None else None
@@ -95,13 +89,6 @@ def compete(
     at = min(SUMMARY_RANK, sum(1 for p in rest if p.kind == "retrieved"))
     early = [piece for _, piece in sorted(quoted, key=lambda pair: -pair[0])]
     return rest[:at] + early + rest[at:]
-
-
-def _newest_first(pieces: list[Piece], newest: int, budget: int) -> list[Piece]:
-    found = [p for p in pieces if p.kind == "summary" and p.id == newest]
-    if not found or found[0].cost > budget * NEWEST_SHARE:
-        return pieces
-    return found + [p for p in pieces if p is not found[0]]
 
 
 def _passages(chain: Sequence[SummaryPart], wanted: set[str], vector: np.ndarray | None) -> list[_Passage]:
