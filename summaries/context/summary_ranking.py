@@ -84,7 +84,8 @@ def compete(
     for piece in pieces:
         if piece.kind == "summary" and piece.id in answering:
             content = next(part.content for part in chain if part.id == piece.id)
-            quoted.append((best[piece.id], _quoted(piece, content, [p for p in passages if p.row == piece.id])))
+            own = [p for p in passages if p.row == piece.id]
+            quoted.append((best[piece.id], _quoted(piece, content, own)))
     rest = [p for p in pieces if not (p.kind == "summary" and p.id in answering)]
     at = min(SUMMARY_RANK, sum(1 for p in rest if p.kind == "retrieved"))
     early = [piece for _, piece in sorted(quoted, key=lambda pair: -pair[0])]

@@ -40,7 +40,8 @@ def garden_session(session):
 def last_week(asked: datetime) -> set[int]:
     """The days of the calendar week before ``asked``'s."""
     monday = (asked - timedelta(days=asked.weekday() + 7)).date()
-    return {n for n in range(60) if monday <= (FIRST + timedelta(days=n)).date() <= monday + timedelta(days=6)}
+    sunday = monday + timedelta(days=6)
+    return {n for n in range(60) if monday <= (FIRST + timedelta(days=n)).date() <= sunday}
 
 
 @pytest.mark.parametrize("asked_day", [20, 35])
