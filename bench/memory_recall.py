@@ -25,7 +25,12 @@ each also naming the rarest word of the exchange that answers it.
 
     .venv/bin/python bench/memory_recall.py [--set synthetic|dialogue|assistant] [--literal]
         [--database sqlite|postgres] [--sqlite PATH] [--conversations 4] [--exchanges N]
-        [--seed 7] [--fresh] [--hash]
+        [--seed 7] [--fresh] [--hash] [--dated] [--tune MODULE.NAME=VALUE]
+
+``--dated`` asks the non-date questions again, each also saying when its
+fact was told (bench/recall_dated.py), the day after the conversation;
+every question is asked with that ``asked_at``. ``--tune`` sets a ranking
+constant for the run, to measure another value side by side.
 
 SQLite uses ``--sqlite`` (default /tmp/nexus_recall.sqlite3), PostgreSQL
 ``BENCH_DATABASE_URL`` (default ``nexus_recall_bench``, created if missing).
@@ -37,6 +42,8 @@ conversations' hash and stops. Figures: bench/README.md.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import statistics
 import sys
 import warnings
@@ -50,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
 
-from bench import recall_assistant, recall_dialogue, recall_synthetic  # noqa: E402
+from bench import recall_assistant, recall_dated, recall_dialogue, recall_synthetic  # noqa: E402
 from bench.recall_data import KINDS, Conversation, Exchange, Question, fingerprint  # noqa: E402
 from bench.recall_replay import SQLITE_PATH, Api, Replay, expect, session_for, setup  # noqa: E402
 from bench.recall_scoring import (  # noqa: E402
@@ -120,12 +127,15 @@ class Results:
         return statistics.fmean(s.tokens for s in rows), statistics.fmean(s.recall for s in rows)
 
 
-def context(api: Api, uuid: str, question: str, budget: int) -> tuple[int, dict]:
-    return api.get(f"/api/sessions/{uuid}/context/", {"question": question, "budget": budget})
+def context(api: Api, uuid: str, question: str, budget: int, asked: str | None = None) -> tuple[int, dict]:
+    query = {"question": question, "budget": budget} | ({"asked_at": asked} if asked else {})
+    return api.get(f"/api/sessions/{uuid}/context/", query)
 
 
-def nexus_score(api: Api, uuid: str, question: Question, budget: int, results: Results) -> Score:
-    status, body = context(api, uuid, question.text, budget)
+def nexus_score(
+    api: Api, uuid: str, question: Question, budget: int, results: Results, asked: str | None = None
+) -> Score:
+    status, body = context(api, uuid, question.text, budget, asked)
     if status == 400:
         results.rejected[budget] += 1
         return Score(0, 0.0)
@@ -150,6 +160,7 @@ def evaluate(
     passage_tokens = [count_tokens(p.quoted) for p in cut]
     newest_first = list(range(len(exchanges) - 1, -1, -1))
     index, passage_index = Bm25.over(exchanges), Bm25.of([p.text for p in cut])
+    asked = recall_dated.asked_at(conversation).isoformat()
     for question in conversation.questions:
         full = render(question.text, exchanges)
         results.add(
@@ -168,8 +179,9 @@ def evaluate(
             score = Score(count_tokens(text), recall(question, text))
             results.add("BM25 passages", budget, question.kind, shape, score)
             results.add(
-                "Nexus", budget, question.kind, shape, nexus_score(api, uuid, question, budget, results)
-            )
+                "Nexus", budget, question.kind, shape,
+                nexus_score(api, uuid, question, budget, results, asked),
+            )  # fmt: skip
 
 
 def recent_window_tokens(message: str, exchanges: Sequence[Exchange]) -> int:
@@ -274,6 +286,13 @@ def main() -> None:
     parser.add_argument(
         "--literal", action="store_true", help="questions that also name a word of the answer"
     )
+    parser.add_argument(
+        "--dated", action="store_true", help="questions that also say when the fact was told"
+    )
+    parser.add_argument(
+        "--tune", action="append", default=[], metavar="MODULE.NAME=VALUE",
+        help="a ranking constant to measure instead of the kept one (a Python literal)",
+    )  # fmt: skip
     parser.add_argument("--hash", action="store_true", help="print the conversations' hash and stop")
     args = parser.parse_args()
 
@@ -285,6 +304,11 @@ def main() -> None:
         print(f"{shape}: {fingerprint(conversations)}")
         return
     url = setup(args.database, args.sqlite)
+    for tuned in args.tune:
+        target, value = tuned.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(module), name, ast.literal_eval(value))
+        print(f"tuned {target} = {value}")
     api = Api()
     questions = sum(len(c.questions) for c in conversations)
     print(
@@ -301,11 +325,18 @@ def main() -> None:
     if not replay.dated:
         print("created_at not supported: dates are the replay time")
     print("summary rows per session: " + ", ".join(str(summary_rows(u)) for u in uuids))
+    from summaries.summary_index import refresh_stale
+
+    print(f"summary rows indexed now (words and vectors): {refresh_stale()}")
 
     if args.literal:
         conversations = [replace(c, questions=literal(c)) for c in conversations]
         asked = sum(len(c.questions) for c in conversations)
         print(f"literal questions: {asked}, each naming a word of its answer")
+    if args.dated:
+        conversations = [replace(c, questions=recall_dated.dated(c)) for c in conversations]
+        asked = sum(len(c.questions) for c in conversations)
+        print(f"dated questions: {asked}, each saying when its fact was told")
     results = Results()
     for uuid, conversation in zip(uuids, conversations, strict=True):
         evaluate(api, uuid, conversation, probe.budgets, results)

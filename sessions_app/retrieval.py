@@ -20,7 +20,7 @@ bench/memory_recall.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
@@ -77,13 +77,20 @@ class PendingRanking:
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
 
     def hits(
-        self, exclude_ids: Iterable[int] = (), *, by_meaning_alone: bool = True, varied: bool = True
+        self,
+        exclude_ids: Iterable[int] = (),
+        *,
+        by_meaning_alone: bool = True,
+        varied: bool = True,
+        lift: Mapping[int, float] | None = None,
     ) -> list[Hit]:
         """The best ``limit``, best first, those in ``exclude_ids`` left out
         (an episode found by meaning alone has no matched terms), chosen so
         that they do not repeat each other (``varied``: the context's). The
         search endpoint's (neither flag): only episodes that hold a word of
-        the question, ordered as the context scores them."""
+        the question, ordered as the context scores them. ``lift``: points
+        added to these episodes' scores (those written when the question
+        says, ``sessions_app.question_dates``), found or not otherwise."""
         excluded = list(exclude_ids)
         by_words = self.ranking.hits(excluded) if self.ranking else []
         if self.vector is None:
@@ -98,7 +105,9 @@ class PendingRanking:
             # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
             also=[hit.episode_id for hit in by_words],
         )
-        return fuse(by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied)
+        return fuse(
+            by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied, lift=lift or {}
+        )
 
 
 def meaning_text(question: str, ranking: Ranking | None) -> str:
@@ -125,6 +134,7 @@ def fuse(
     *,
     by_meaning_alone: bool = True,
     varied: bool = False,
+    lift: Mapping[int, float] | None = None,
 ) -> list[Hit]:
     """The best ``limit`` of the words' hits and (``by_meaning_alone``) the
     episodes nearest in meaning, by the sum of their scores (module
@@ -143,8 +153,26 @@ def fuse(
         if neighbour.episode_id not in hits:
             scores[neighbour.episode_id] = neighbour.standing
             hits[neighbour.episode_id] = Hit(neighbour.episode_id, 0.0, frozenset(), neighbour.token_count)
+    _add_lift(scores, hits, closeness, lift or {})
     order = sorted(scores, key=lambda pk: (-scores[pk], -pk))
     if varied and len(closeness.ids):  # with no vectors read, nothing is like anything
         chosen = variety.varied(np.array([scores[pk] for pk in order]), closeness.vectors_of(order), limit)
         order = [order[i] for i in chosen]
     return [replace(hits[pk], score=scores[pk]) for pk in order[:limit]]
+
+
+def _add_lift(
+    scores: dict[int, float], hits: dict[int, Hit], closeness: semantic.Closeness, lift: Mapping[int, float]
+) -> None:
+    """``lift`` added to the scores; a lifted episode neither ranking found
+    joins with its closeness (when it was compared) or none."""
+    if not lift:
+        return
+    standing = closeness.standing_of(pk for pk in lift if pk not in scores)
+    tokens = dict(zip(closeness.ids.tolist(), closeness.tokens.tolist(), strict=True)) if standing else {}
+    for pk, points in lift.items():
+        if pk in scores:
+            scores[pk] += points
+        elif pk in standing:
+            scores[pk] = standing[pk] + points
+            hits[pk] = Hit(pk, 0.0, frozenset(), int(tokens[pk]))

@@ -12,9 +12,11 @@ class SummariesConfig(AppConfig):
 
         from sessions_app.models import ChatSession, Episode
         from sessions_app.signals import episodes_bulk_created
-        from summaries.signals import episode_saved, episodes_bulk_created_received
+        from summaries.models import Summary
+        from summaries.signals import episode_saved, episodes_bulk_created_received, summary_saved
 
         post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
+        post_save.connect(summary_saved, sender=Summary, dispatch_uid="summaries.summary_saved")
         episodes_bulk_created.connect(
             episodes_bulk_created_received,
             sender=ChatSession,

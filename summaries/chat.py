@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -59,14 +60,14 @@ def chat_messages(context: ContextResult) -> list[dict[str, str]]:
 
 
 def _prepare(
-    *, caller: Any, session: ChatSession, message: str, budget: int | None
+    *, caller: Any, session: ChatSession, message: str, budget: int | None, asked_at: datetime | None
 ) -> tuple[ContextResult, Timings]:
     # Before any work: a caller at the model-call cap gets ModelCallCapReached.
     check_model_call_allowed(user=caller)
     timings = Timings()
     # The whole prompt within the budget and CHAT_MAX_PROMPT_TOKENS, system message included.
     limit = turn_budget(budget, besides=[SYSTEM_PROMPT])
-    context = build_context(session=session, question=message, budget=limit)
+    context = build_context(session=session, question=message, budget=limit, asked_at=asked_at)
     timings.context_ms = timings.since_start()
     return context, timings
 
@@ -130,6 +131,7 @@ def chat_turn(
     session: ChatSession,
     message: str,
     budget: int | None = None,
+    asked_at: datetime | None = None,
     before_commit: BeforeCommit | None = None,
 ) -> ChatTurn:
     """Answer ``message`` of ``caller`` in ``session`` and store the exchange as an episode.
@@ -140,7 +142,9 @@ def chat_turn(
     ``ModelCallCapReached`` before anything is done while ``caller`` is at the cap.
     Must not be called inside a transaction: the model call can take long.
     """
-    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
+    context, timings = _prepare(
+        caller=caller, session=session, message=message, budget=budget, asked_at=asked_at
+    )
     model_started = time.perf_counter()
     client = get_client()
     chat_call_record(user=caller, session=session, client=client)
@@ -284,12 +288,15 @@ def chat_turn_stream(
     session: ChatSession,
     message: str,
     budget: int | None = None,
+    asked_at: datetime | None = None,
     before_commit: BeforeCommit | None = None,
 ) -> ChatTurnStream:
     """A streamed chat turn: the context is built now (``ModelCallCapReached``
     first, as for ``chat_turn``), the model is asked when the chunks are first
     read (or at ``start()``)."""
-    context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
+    context, timings = _prepare(
+        caller=caller, session=session, message=message, budget=budget, asked_at=asked_at
+    )
     return ChatTurnStream(
         caller=caller,
         session=session,

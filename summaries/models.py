@@ -299,3 +299,23 @@ class ChatCall(models.Model):
 
     def __str__(self) -> str:
         return f"Chat call {self.pk} ({self.model})"
+
+
+class SummaryIndex(models.Model):
+    """A summary row's passages as a question is compared with them: the
+    words of each and its vector (``summaries.summary_index``), so a row
+    that answers the question can compete for the context's budget with the
+    exchanges retrieval finds (``summaries.context.summary_ranking``).
+    Written after the row changes; ``digest`` names the text it was made
+    from, so an index older than its row is never read as the row's."""
+
+    summary = models.OneToOneField(Summary, on_delete=models.CASCADE, primary_key=True, related_name="index")
+    digest = models.CharField(max_length=40)
+    # One list of terms per passage (summary_index.passage_terms), in order.
+    words = models.JSONField(default=list)
+    # One vector per passage, float16 (sessions_app.semantic.vectors); empty with retrieval by meaning off.
+    vectors = models.BinaryField(default=b"")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Index of {self.summary}"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
+
 from sessions_app.models import Episode
+from summaries.summary_index import queue_refresh
 from summaries.triggers import request_run
 
 
@@ -28,3 +31,12 @@ def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any)
     after commit like a single write's."""
     # The same check sends the encoding task for the batch's vectors (request_run_now).
     request_run(session_pk=session_pk, batch=True)
+
+
+def summary_saved(sender: type, instance: Any, created: bool, raw: bool = False, **kwargs: Any) -> None:
+    """A summary row written (created, regenerated, edited, restored): its
+    words and vectors are written again after commit (``summaries.summary_index``)."""
+    if raw:
+        return
+    pk = instance.pk
+    transaction.on_commit(lambda: queue_refresh(pk))

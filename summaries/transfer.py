@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -32,6 +33,7 @@ from sessions_app.transcripts import ParsedTranscript, export_lines, parse_trans
 from sessions_app.validation import text_problem
 from summaries.coverage import refresh_coverage
 from summaries.models import Summary
+from summaries.summary_index import queue_refresh
 
 SUMMARY = "summary"
 
@@ -134,7 +136,7 @@ def memory_import(
             rows = transcript.extras.get(SUMMARY, [])
             if rows:
                 numbered = list(Episode.objects.for_session(session.pk).values_list("pk", "position"))
-                Summary.objects.bulk_create(
+                imported = Summary.objects.bulk_create(
                     Summary(
                         session=session,
                         content=row["content"],
@@ -149,5 +151,8 @@ def memory_import(
                     for _, row in rows
                 )
                 refresh_coverage(session.pk)
+                # bulk_create sends no post_save: the rows' words and vectors are asked for here.
+                for row in imported:
+                    transaction.on_commit(partial(queue_refresh, row.pk))
             created.append(session)
     return created

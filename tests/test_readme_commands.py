@@ -121,6 +121,7 @@ def test_every_manage_command_in_the_readme_works_as_written(after_bin_run, tmp_
     ok("summarize_session", header["id"])
     ok("summarize_pending")
     ok("embed_episodes", "--session", header["id"])
+    assert "Indexed" in ok("index_summaries")
     ok("purge_expired")
     ok("erase_user", "demo")
 

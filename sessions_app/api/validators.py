@@ -8,6 +8,7 @@ cover what it does not see (the keys and strings inside ``metadata``).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -15,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import metadata_problem, text_problem
 
 
@@ -65,3 +67,28 @@ class LimitedTextField(serializers.CharField):
         kwargs["max_length"] = getattr(settings, limit_setting)
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class AskedAtField(serializers.Field):
+    """``asked_at``: when the question is asked, ISO 8601 with its UTC offset
+    (``sessions_app.question_dates.parse_asked_at``); the dates a question
+    names are resolved against it. Optional: now when left out."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault(
+            "help_text",
+            "When the question is asked (ISO 8601 with a UTC offset; default now): dates it names, "
+            "such as 'last week', are resolved against it.",
+        )
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> datetime:
+        try:
+            return parse_asked_at(data)
+        except ValueError as err:
+            raise serializers.ValidationError(f"asked_at {err}.") from None
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()

@@ -31,7 +31,7 @@ from rest_framework.views import APIView
 from nexus.client_connection import ClientGone
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.api.serializers import EpisodeSerializer
-from sessions_app.api.validators import text_field
+from sessions_app.api.validators import AskedAtField, text_field
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.idempotency import Answer
 from sessions_app.selectors import session_for_user
@@ -72,6 +72,7 @@ class ContextQuerySerializer(serializers.Serializer):
         max_value=BUDGET_MAX,
         help_text="Token budget: the oldest summaries, then the digest, are left out to fit it.",
     )
+    asked_at = AskedAtField()
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -132,6 +133,7 @@ class ChatRequestSerializer(serializers.Serializer):
     budget = serializers.IntegerField(
         required=False, min_value=BUDGET_MIN, max_value=BUDGET_MAX, help_text="Token budget for the context."
     )
+    asked_at = AskedAtField()
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -202,7 +204,12 @@ class SessionContextView(APIView):
         tags=["context"],
         summary="The context the next reply would get (question, summaries, relevant earlier exchanges, recent details)",
         parameters=[UUID_PARAM, ContextQuerySerializer],
-        responses={200: ContextSerializer, 400: OpenApiResponse(description="Bad question or budget, or a question the budget cannot hold.")},
+        responses={
+            200: ContextSerializer,
+            400: OpenApiResponse(
+                description="Bad question, budget or asked_at, or a question the budget cannot hold."
+            ),
+        },
     )
     def get(self, request: Request, uuid: str) -> Response:
         session = session_for_user(request.user, uuid)
@@ -213,6 +220,7 @@ class SessionContextView(APIView):
                 session=session,
                 question=query.validated_data["question"],
                 budget=query.validated_data.get("budget"),
+                asked_at=query.validated_data.get("asked_at"),
             )
         except ContextTooLarge as err:
             raise serializers.ValidationError({"budget": [str(err)]}) from err
@@ -241,7 +249,7 @@ class SessionChatView(APIView):
             (200, "text/event-stream"): OpenApiResponse(
                 OpenApiTypes.STR, description="Server-sent events: text chunks, then done or error."
             ),
-            400: OpenApiResponse(description="Missing, blank or too long message; bad budget."),
+            400: OpenApiResponse(description="Missing, blank or too long message; bad budget or asked_at."),
             404: OpenApiResponse(
                 description="No such session (or not yours), or it was deleted during the turn."
             ),
@@ -267,6 +275,7 @@ class SessionChatView(APIView):
         body.is_valid(raise_exception=True)
         message: str = body.validated_data["message"]
         budget: int | None = body.validated_data.get("budget")
+        asked_at = body.validated_data.get("asked_at")
 
         try:
             if isinstance(request.accepted_renderer, EventStreamRenderer):
@@ -278,7 +287,12 @@ class SessionChatView(APIView):
                     session_pk=session.pk,
                 )
                 turn_stream = chat_turn_stream(
-                    caller=request.user, session=session, message=message, budget=budget, before_commit=hook
+                    caller=request.user,
+                    session=session,
+                    message=message,
+                    budget=budget,
+                    asked_at=asked_at,
+                    before_commit=hook,
                 )
                 return self._stream(turn_stream, sent)
             hook = store_hook(
@@ -287,7 +301,12 @@ class SessionChatView(APIView):
                 session_pk=session.pk,
             )
             turn = chat_turn(
-                caller=request.user, session=session, message=message, budget=budget, before_commit=hook
+                caller=request.user,
+                session=session,
+                message=message,
+                budget=budget,
+                asked_at=asked_at,
+                before_commit=hook,
             )
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.

@@ -34,7 +34,8 @@ The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
 cap (see ``summaries.context.budget``), filled in this order: retrieved
 exchanges by rank (as many ranked as the budget could hold, with some to
 spare: ``sources.retrieval_depth``), then summary rows newest first, then
-the digest.
+the digest; a summary row that answers the question is offered among the
+best retrieved exchanges instead (``summaries.context.summary_ranking``).
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
@@ -50,11 +51,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 
 from sessions_app.models import ChatSession
+from sessions_app.question_dates import date_lift
 from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
@@ -70,6 +73,7 @@ from summaries.context.layout import (
     render_prompt,
 )
 from summaries.context.quoting import Question, quote, quoted_tokens
+from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
@@ -155,9 +159,14 @@ class ContextResult:
         }
 
 
-def build_context(*, session: ChatSession, question: str, budget: int | None = None) -> ContextResult:
+def build_context(
+    *, session: ChatSession, question: str, budget: int | None = None, asked_at: datetime | None = None
+) -> ContextResult:
     """Assemble the prompt for the next reply to ``question`` in ``session``
     within ``budget`` tokens (``CONTEXT_DEFAULT_BUDGET`` when None).
+    ``asked_at`` (aware; now when None) is when the question is asked: the
+    dates it names ("last week") are resolved against it and lift the
+    exchanges written then (``sessions_app.question_dates``).
 
     ``ContextTooLarge`` when the question and the fixed text alone exceed
     the budget: no prompt over budget is ever built.
@@ -191,10 +200,12 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         not_read, chain = chain[0], chain[1:]
     # Older episodes exist only behind a full window (the counters may run ahead of the rows).
     if pending and (len(parts.recent) >= window or split.left):
-        hits = pending.hits([ex.id for ex in recent])
+        hits = pending.hits([ex.id for ex in recent], lift=date_lift(session.pk, question, asked_at))
     has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
-    pieces = _pieces(session.pk, chain, uncovered, hits)
+    asked = _question(pending)
+    # Summary rows that answer the question compete with the retrieved exchanges (summary_ranking).
+    pieces = compete(_pieces(session.pk, chain, uncovered, hits), chain, question, asked)
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
@@ -212,7 +223,6 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
 
     texts: dict[int, tuple[Exchange, Any]] = {}
     cuts: dict[int, list[list[int]]] = {}
-    asked = _question(pending)
     fitted = fit(
         budget=budget,
         recent=recent,

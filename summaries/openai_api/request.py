@@ -9,10 +9,12 @@ because common clients send them by default.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 
+from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import episode_text_problem, text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
 
@@ -67,6 +69,7 @@ class ChatRequest:
     user: str | None = None
     session: str | None = None
     budget: int | None = None
+    asked_at: datetime | None = None  # metadata.nexus_asked_at
 
 
 def _number(body: dict[str, Any], name: str) -> float | None:
@@ -202,10 +205,11 @@ def _max_tokens(body: dict[str, Any]) -> int | None:
     return value
 
 
-def _metadata(value: Any) -> tuple[str | None, int | None]:
-    """``nexus_session`` and ``nexus_budget`` (an integer or a numeric string)."""
+def _metadata(value: Any) -> tuple[str | None, int | None, datetime | None]:
+    """``nexus_session``, ``nexus_budget`` (an integer or a numeric string)
+    and ``nexus_asked_at`` (ISO 8601 with its UTC offset)."""
     if value is None:
-        return None, None
+        return None, None, None
     if not isinstance(value, dict):
         raise invalid("metadata", "'metadata' must be an object.")
     session = value.get("nexus_session")
@@ -220,7 +224,13 @@ def _metadata(value: Any) -> tuple[str | None, int | None]:
     budget = _integer(budget, "metadata.nexus_budget", minimum=BUDGET_MIN)
     if budget is not None and budget > BUDGET_MAX:
         raise invalid("metadata.nexus_budget", f"'metadata.nexus_budget' must be at most {BUDGET_MAX}.")
-    return session or None, budget
+    asked_at = value.get("nexus_asked_at")
+    if asked_at is not None:
+        try:
+            asked_at = parse_asked_at(asked_at)
+        except ValueError as err:
+            raise invalid("metadata.nexus_asked_at", f"'metadata.nexus_asked_at' {err}.") from None
+    return session or None, budget, asked_at
 
 
 def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
@@ -252,7 +262,7 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
     if not isinstance(options, dict):
         raise invalid("stream_options", "'stream_options' must be an object.")
     user = _user(body.get("user"))
-    session, budget = _metadata(body.get("metadata"))
+    session, budget, asked_at = _metadata(body.get("metadata"))
     if header_session and session and header_session.strip().lower() != session.strip().lower():
         raise invalid(
             "metadata.nexus_session", "'metadata.nexus_session' differs from the X-Nexus-Session header."
@@ -279,4 +289,5 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         user=user or None,
         session=(header_session or session or None),
         budget=budget,
+        asked_at=asked_at,
     )

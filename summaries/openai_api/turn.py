@@ -55,7 +55,9 @@ def turn_prepare(*, caller: Any, session: ChatSession, request: ChatRequest) -> 
     besides = [m.content for m in request.instructions] + [MEMORY_HEADER, request.question]
     deadline = deadline_after(settings.CHAT_TURN_TIMEOUT_SECONDS)
     limit = turn_budget(request.budget, besides=besides)
-    context = build_context(session=session, question=request.question, budget=limit)
+    context = build_context(
+        session=session, question=request.question, budget=limit, asked_at=request.asked_at
+    )
     return PreparedTurn(caller, session, request, context, model_messages(request, context), deadline)
 
 

@@ -201,7 +201,10 @@ class ChatCompletionsView(OpenAIView):
             "with `data: [DONE]`). The session is `X-Nexus-Session`, else `metadata.nexus_session`, else one "
             "per `user`, else a new one into which the request's earlier user/assistant pairs are imported; "
             "the answer names it in `X-Nexus-Session`. The model gets the request's system messages, Nexus's "
-            "memory for the last user message, then that message; the exchange is stored as an episode."
+            "memory for the last user message, then that message; the exchange is stored as an episode. "
+            "`metadata.nexus_budget` sets the memory's token budget; `metadata.nexus_asked_at` (ISO 8601 "
+            "with a UTC offset, default now) when the message is asked, against which the dates it names "
+            "('last week') are resolved."
         ),
         parameters=[
             OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
