@@ -31,10 +31,16 @@ from rest_framework.views import APIView
 from nexus.client_connection import ClientGone
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.api.serializers import EpisodeSerializer
-from sessions_app.api.validators import AskedAtField, text_field
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.idempotency import Answer
 from sessions_app.selectors import session_for_user
+from summaries.api.context_serializers import (
+    ChatErrorSerializer,
+    ChatRequestSerializer,
+    ChatTurnSerializer,
+    ContextQuerySerializer,
+    ContextSerializer,
+)
 from summaries.api.events import SSE_TYPE, EventStreamRenderer, sse_event
 from summaries.chat import (
     ChatSessionGone,
@@ -50,117 +56,8 @@ logger = logging.getLogger("nexus.chat")
 
 #: The status logged for a turn whose client left before its answer (nginx's 499).
 CLIENT_CLOSED_REQUEST = 499
-BUDGET_MIN = 1
-BUDGET_MAX = 1_000_000
 # The last event of a stream that broke for a reason of ours, not the model's.
 STREAM_FAILED = "The reply could not be finished because of a server error. Please try again."
-
-
-# --- serializers --------------------------------------------------------------
-
-
-class ContextQuerySerializer(serializers.Serializer):
-    question = serializers.CharField(
-        required=False,
-        default="",
-        allow_blank=True,
-        help_text="The question the next reply answers; empty shows the context alone.",
-    )
-    budget = serializers.IntegerField(
-        required=False,
-        min_value=BUDGET_MIN,
-        max_value=BUDGET_MAX,
-        help_text="Token budget: the oldest summaries, then the digest, are left out to fit it.",
-    )
-    asked_at = AskedAtField()
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        # Built per instance so the limit follows settings (and test overrides).
-        fields["question"] = text_field(
-            max_chars=settings.EPISODE_MAX_CHARS,
-            allow_blank=True,
-            required=False,
-            default="",
-            help_text=fields["question"].help_text,
-        )
-        return fields
-
-
-class OmittedSerializer(serializers.Serializer):
-    summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
-    digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
-    retrieved = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Episode ids ranked for the question that did not fit."
-    )
-    summaries_before_episode = serializers.IntegerField(
-        allow_null=True,
-        help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "
-        "episodes before this id were left out without being read.",
-    )
-
-
-class ContextSerializer(serializers.Serializer):
-    prompt = serializers.CharField()
-    token_count = serializers.IntegerField(help_text="Tokens of the prompt (cl100k_base).")
-    full_history_tokens = serializers.IntegerField(
-        help_text="What the prompt would cost with every episode in full."
-    )
-    summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary rows used.")
-    retrieved = serializers.ListField(
-        child=serializers.IntegerField(),
-        help_text="Older episodes quoted because they rank highest for the question (a long one by its passages).",
-    )
-    recent = serializers.ListField(child=serializers.IntegerField(), help_text="Recent episodes (passages).")
-    digest = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
-    )
-    positions = serializers.DictField(
-        child=serializers.IntegerField(),
-        help_text="Episode id (of retrieved, recent and digest) -> its position in the session (#12).",
-    )
-    passages = serializers.DictField(
-        child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
-        help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
-    )
-    omitted = OmittedSerializer(help_text="What the budget left out.")
-    budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
-    within_budget = serializers.BooleanField()
-
-
-class ChatRequestSerializer(serializers.Serializer):
-    message = serializers.CharField()
-    budget = serializers.IntegerField(
-        required=False, min_value=BUDGET_MIN, max_value=BUDGET_MAX, help_text="Token budget for the context."
-    )
-    asked_at = AskedAtField()
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        # The message is stored as the episode's user_input: same limit, same checks.
-        fields["message"] = text_field(max_chars=settings.EPISODE_MAX_CHARS)
-        return fields
-
-    def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("This field may not be blank.")
-        return value
-
-
-class ChatContextSerializer(serializers.Serializer):
-    token_count = serializers.IntegerField()
-    full_history_tokens = serializers.IntegerField()
-
-
-class ChatTurnSerializer(serializers.Serializer):
-    reply = serializers.CharField()
-    episode = EpisodeSerializer()
-    context = ChatContextSerializer()
-
-
-class ChatErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    transient = serializers.BooleanField()
 
 
 def chat_turn_payload(turn: ChatTurn) -> dict[str, Any]:
