@@ -140,16 +140,25 @@ def _meaning(
     side is encoded)."""
     if stored is None or vector is None or len(stored) < 2:
         return [0.0] * len(candidates)
-    # Row i of the stored vectors is episode_texts(...)[i] (the whole exchange first).
-    rows = {passage: i for i, passage in enumerate(episode_texts(text.user_input, text.response)) if i}
     closeness = stored @ vector.astype(np.float32)
-    sides = (text.user_input, text.response)
-    found = [rows.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
+    # The whole exchange's vector (row 0) is no passage's here.
+    found = [i if i else None for i in _rows(text, candidates)]
     known = [float(closeness[i]) for i in found if i is not None and i < len(closeness)]
     mean = sum(known) / len(known) if known else 0.0
     return [
         float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found
     ]
+
+
+def _rows(text: Text, candidates: list[_Passage]) -> list[int | None]:
+    """Each candidate's row among the episode's stored vectors (None: not
+    encoded). Row i is ``episode_texts(...)[i]``, the whole exchange first;
+    a side that is the whole exchange (the other empty) is row 0."""
+    encoded = episode_texts(text.user_input, text.response)
+    rows = {passage: i for i, passage in enumerate(encoded)}
+    rows.setdefault(encoded[0].strip(), 0)
+    sides = (text.user_input, text.response)
+    return [rows.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
 
 
 def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:
@@ -182,3 +191,86 @@ def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> li
             spans.append((passage.start, passage.end))
         last = i
     return spans
+
+
+# --- evidence for ranking passages across exchanges -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One passage of a ranked exchange and what speaks for it, on scales
+    that mean the same in every session: ``words``, the weight (BM25's idf
+    in the session, ``search.Ranking.idf``) of the question's terms it
+    holds; ``closeness``, the cosine of its stored vector to the question's
+    (None when it has none)."""
+
+    episode_id: int
+    order: int  # its place among the exchange's passages
+    side: int  # 0: the user's, 1: the response
+    start: int  # offsets into user_input + response
+    end: int
+    tokens: int
+    words: float
+    closeness: float | None
+
+
+def passage_evidence(
+    *,
+    texts: Sequence[Text],
+    terms: Sequence[str],
+    idf: dict[str, float],
+    vector: np.ndarray | None,
+) -> dict[int, list[Evidence]]:
+    """Each exchange's passages (``_candidates``) with their evidence for
+    the question. Cost: the two queries of ``best_passages``, for the
+    exchanges given (a bounded number of ranked candidates)."""
+    if not texts:
+        return {}
+    matched = _matched_words(texts, list(terms))
+    stored = _stored_vectors([text.id for text in texts]) if vector is not None else {}
+    found: dict[int, list[Evidence]] = {}
+    for text in texts:
+        candidates = _candidates(text, matched.get(text.id, ([], [])))
+        closeness = _closeness(text, candidates, stored.get(text.id), vector)
+        found[text.id] = [
+            Evidence(
+                text.id,
+                n,
+                passage.side,
+                passage.start,
+                passage.end,
+                passage.tokens,
+                sum(idf.get(term, 0.0) for term in {_term_of(word, terms) for word in passage.words}),
+                close,
+            )
+            for n, (passage, close) in enumerate(zip(candidates, closeness, strict=True))
+        ]
+    return found
+
+
+def _term_of(word: str, terms: Sequence[str]) -> str:
+    """The question's term a word the index matched stands for: the one
+    sharing its longest beginning (a stem and its forms, "deploy" and
+    "deployed"; on SQLite the question's words themselves)."""
+
+    def shared(term: str) -> tuple[int, int]:
+        n = 0
+        for a, b in zip(word, term):
+            if a != b:
+                break
+            n += 1
+        return n, -abs(len(term) - len(word))
+
+    return max(terms, key=shared, default=word)
+
+
+def _closeness(
+    text: Text, candidates: list[_Passage], stored: np.ndarray | None, vector: np.ndarray | None
+) -> list[float | None]:
+    """Each candidate's cosine to the question; None for one without a stored vector."""
+    if stored is None or vector is None or not len(stored):
+        return [None] * len(candidates)
+    closeness = stored @ vector.astype(np.float32)
+    return [
+        float(closeness[i]) if i is not None and i < len(closeness) else None for i in _rows(text, candidates)
+    ]

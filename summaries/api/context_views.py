@@ -140,7 +140,13 @@ class OmittedSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
     digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
     retrieved = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Episode ids ranked for the question that did not fit."
+        child=serializers.IntegerField(),
+        help_text="Episode ids ranked for the question, relevant enough, that did not fit the budget.",
+    )
+    below_floor = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Episode ids ranked for the question whose evidence did not reach CONTEXT_RELEVANCE_FLOOR: "
+        "not quoted whatever room was left.",
     )
     summaries_before_episode = serializers.IntegerField(
         allow_null=True,
@@ -172,7 +178,7 @@ class ContextSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
         help_text="Retrieved episode id -> [start, end) offsets into user_input + response of its quote.",
     )
-    omitted = OmittedSerializer(help_text="What the budget left out.")
+    omitted = OmittedSerializer(help_text="What was left out: over the budget, or under the relevance floor.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
     within_budget = serializers.BooleanField()
 

@@ -54,12 +54,15 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.excerpts import Text, passage_evidence
 from sessions_app.models import ChatSession
-from sessions_app.retrieval import begin_ranking
+from sessions_app import semantic
+from sessions_app.retrieval import begin_ranking, meaning_text
+from sessions_app.semantic import small_talk
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
-from summaries.context.budget import Complete, ContextTooLarge, Piece, fit, turn_budget
+from summaries.context.budget import HEADING_COST, ContextTooLarge, Piece, fit, turn_budget
 from summaries.context.layout import (
     INSTRUCTIONS,
     QUESTION_LABEL,
@@ -67,9 +70,11 @@ from summaries.context.layout import (
     Exchange,
     date_span,
     format_pairs,
+    format_quoted,
+    format_retrieved,
     render_prompt,
 )
-from summaries.context.quoting import Question, quote, quoted_tokens
+from summaries.context.selection import select
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
@@ -100,7 +105,10 @@ class ContextResult:
     those episodes' ids to its position in the session (the ``#12`` people
     read). ``omitted`` lists what was
     left out: ``{"summaries": [ids], "digest": [episode ids], "retrieved":
-    [episode ids], "summaries_before_episode": id | None}``; the last is set
+    [episode ids], "below_floor": [episode ids], "recent": [episode ids],
+    "summaries_before_episode": id | None}``: ``retrieved`` the ranked
+    exchanges that clear ``CONTEXT_RELEVANCE_FLOOR`` and did not fit,
+    ``below_floor`` those ranked that do not clear it (never quoted); the last is set
     when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that
     the rows covering episodes before that id were not even read.
     ``full_history_tokens`` is what the prompt would cost with every episode
@@ -127,6 +135,7 @@ class ContextResult:
             "summaries": [],
             "digest": [],
             "retrieved": [],
+            "below_floor": [],
             "recent": [],
             "summaries_before_episode": None,
         }
@@ -192,7 +201,6 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         hits = pending.hits([ex.id for ex in recent])
     has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
-    pieces = _pieces(session.pk, chain, uncovered, hits)
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
@@ -208,21 +216,23 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             has_earlier_episodes=has_earlier,
         )
 
-    texts: dict[int, tuple[Exchange, Any]] = {}
-    cuts: dict[int, list[list[int]]] = {}
-    asked = _question(pending)
-    fitted = fit(
-        budget=budget,
-        recent=recent,
-        pieces=pieces,
-        render=render,
-        complete=_with_texts(session.pk, texts, cuts, asked),
-    )
+    # The best passages across the ranked exchanges, in what the question and
+    # the recent window leave of the budget (summaries.context.selection).
+    room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
+    if pending is not None and _needs_no_memory(question, pending):
+        # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
+        # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
+        quoted_texts, chosen = [], _Chosen(below_floor=[hit.episode_id for hit in hits])
+        pieces: list[Piece] = []
+    else:
+        quoted_texts, chosen = _retrieved(session.pk, hits, pending, room)
+        pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
+    fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render)
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
-    quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
+    quoted = [chosen.texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
     full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
     whole = None
@@ -249,12 +259,14 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         digest=digest_ids if digest_kept else [],
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         positions={ex.id: ex.position for ex in quoted},
-        passages={pk: cuts[pk] for pk in retrieved_ids if pk in cuts},
+        passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans},
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
             "digest": [] if digest_kept else digest_ids,
-            "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"],
+            # Ranked, clearing the floor, and over budget; then ranked and under the floor.
+            "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"] + chosen.over_budget,
+            "below_floor": chosen.below_floor,
             # The window's older exchanges its share of the budget left to retrieval, not quoted.
             "recent": [ex.id for ex in split.left if ex.id not in retrieved_ids],
             # Rows older than ``not_read`` were not read at all; this bounds them.
@@ -263,13 +275,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     )
 
 
-def _pieces(
-    session_pk: int,
-    chain: list[sources.SummaryPart],
-    uncovered: list[Exchange],
-    hits: list[Hit],
-) -> list[Piece]:
-    """The optional pieces in the order the budget takes them (module docstring)."""
+def _pieces(session_pk: int, chain: list[sources.SummaryPart], uncovered: list[Exchange]) -> list[Piece]:
+    """The summary rows, newest first, then the digest: what the budget takes after the retrieved exchanges."""
     dates = sources.episode_dates(
         session_pk, [part.first_episode_id for part in chain] + [part.last_episode_id for part in chain]
     )
@@ -278,52 +285,60 @@ def _pieces(
         span = date_span(dates.get(part.first_episode_id), dates.get(part.last_episode_id))
         text = f"{span} {part.content}" if span else part.content
         summaries.append(Piece("summary", part.id, text, part.token_count + count_tokens(span) + 1))
-    # Texts are read once the budget has chosen (see _with_texts).
-    retrieved = [
-        Piece("retrieved", hit.episode_id, "", quoted_tokens(hit.token_count) + RETRIEVED_LABEL_TOKENS) for hit in hits
-    ]
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
-    return retrieved + summaries + digest
+    return summaries + digest
 
 
-def _question(pending: Any) -> Question:
-    """What ranks a long exchange's passages: the terms and vector retrieval already has."""
-    if pending is None:
-        return Question()
-    terms = tuple(pending.ranking.terms) if pending.ranking else ()
-    return Question(terms, pending.vector)
+def _needs_no_memory(question: str, pending: Any) -> bool:
+    """Whether the question is small talk, by the vector retrieval encoded
+    (the question's own when retrieval compared less of it)."""
+    if pending.vector is None:
+        return False
+    if meaning_text(question, pending.ranking) == question:
+        vector = pending.vector.result()
+    elif len(question.split()) <= small_talk.MAX_WORDS:
+        vector = semantic.question_vector(question)
+    else:
+        return False
+    return small_talk.is_small_talk(question, vector)
 
 
-def _with_texts(
-    session_pk: int,
-    texts: dict[int, tuple[Exchange, Any]],
-    cuts: dict[int, list[list[int]]],
-    question: Question,
-) -> Complete:
-    """Fill in the retrieved pieces' texts, reading only the episodes kept
-    (and the few the budget may try next) and each of them once, into
-    ``texts``; a long one is quoted by its passages (``summaries.context.quoting``),
-    whose offsets go into ``cuts``."""
-    quoted: dict[int, str] = {}
+@dataclass(slots=True)
+class _Chosen:
+    texts: dict[int, tuple[Exchange, Any]] = field(default_factory=dict)
+    spans: dict[int, list[list[int]]] = field(default_factory=dict)
+    below_floor: list[int] = field(default_factory=list)
+    over_budget: list[int] = field(default_factory=list)
 
-    def complete(kept: list[Piece], upcoming: Sequence[Piece]) -> list[Piece]:
-        wanted = [p.id for p in [*kept, *upcoming] if p.kind == "retrieved" and not p.text]
-        missing = [pk for pk in wanted if pk is not None and pk not in texts]
-        if missing:
-            found = sources.episode_texts(session_pk, missing)
-            texts.update(found)
-            written, spans = quote(found, question)
-            quoted.update(written)
-            cuts.update(spans)
-        completed = []
-        for piece in kept:
-            if piece.kind == "retrieved" and not piece.text:
-                found = texts.get(piece.id)
-                if found is None:  # gone since it was ranked: nothing to quote
-                    continue
-                piece = Piece(piece.kind, piece.id, quoted[piece.id], piece.cost)
-            completed.append(piece)
-        return completed
 
-    return complete
+def _retrieved(session_pk: int, hits: list[Hit], pending: Any, room: int) -> tuple[list[Piece], _Chosen]:
+    """The retrieved exchanges' pieces, best first, with their texts
+    (whole, or by the passages ``selection.select`` chose), and what was
+    chosen. Reads the ranked exchanges (as many as ``retrieval_depth``
+    ranked: bounded) in one query, their marked words and stored vectors in two."""
+    chosen = _Chosen()
+    if not hits:
+        return [], chosen
+    chosen.texts = sources.episode_texts(session_pk, [hit.episode_id for hit in hits])
+    ranking = pending.ranking
+    evidence = passage_evidence(
+        texts=[Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()],
+        terms=tuple(ranking.terms) if ranking else (),
+        idf=ranking.idf if ranking else {},
+        vector=pending.vector.result() if pending.vector is not None else None,
+    )
+    # Gone since it was ranked: nothing to quote.
+    ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]
+    picked = select(ranked=ranked, evidence=evidence, room=room, label_tokens=RETRIEVED_LABEL_TOKENS)
+    chosen.below_floor, chosen.over_budget = picked.below_floor, picked.over_budget
+    pieces = []
+    for quote in picked.quotes:
+        exchange, created = chosen.texts[quote.episode_id]
+        if quote.whole:
+            text = format_retrieved(exchange, created)
+        else:
+            text = format_quoted(exchange, created, quote.spans)
+            chosen.spans[quote.episode_id] = [[start, end] for start, end in quote.spans]
+        pieces.append(Piece("retrieved", quote.episode_id, text, count_tokens(text) + 1))
+    return pieces, chosen
