@@ -7,14 +7,21 @@ scored for the question by its words, as the index matches them (the
 database marks them, stemming included: ``search.snippets``), rarer within
 the exchange weighing more, and by its meaning when a stored vector of it
 exists (cosine to the question's vector, against the exchange's mean). The
-best are kept up to a number of tokens, and given back in their order.
+best are kept up to a number of tokens, and given back in their order
+(``best_passages``).
+
+For ranking passages across exchanges, ``passage_evidence`` gives each
+passage's evidence on absolute scales instead: the weight (session idf)
+of the question's terms it holds, and its own cosine to the question
+(``summaries.context.selection`` ranks and chooses them).
 
 What the user said counts, since the facts asked about later are mostly
 the user's own: a short message is kept whole, and a long one's best
 passage is kept first when it shares a word with the question.
 
 Cost: one query for the marked words and one for the stored vectors of the
-exchanges asked about (the few a context quotes); nothing is encoded.
+exchanges asked about (those a context ranked, a bounded number); nothing
+is encoded.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from sessions_app.semantic.passages import episode_texts, joined, passage_spans
 from sessions_app.semantic.vectors import to_matrix
 from sessions_app.tokens import count_tokens
 
-__all__ = ["MEANING_WEIGHT", "Text", "best_passages"]
+__all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "passage_evidence"]
 
 #: What a passage's closeness to the question counts for, per unit of
 #: cosine above the exchange's mean, against the words' score (one word
@@ -212,6 +219,8 @@ class Evidence:
     tokens: int
     words: float
     closeness: float | None
+    #: The whole exchange's vector's cosine to the question (None: not encoded).
+    exchange_closeness: float | None = None
 
 
 def passage_evidence(
@@ -232,6 +241,8 @@ def passage_evidence(
     for text in texts:
         candidates = _candidates(text, matched.get(text.id, ([], [])))
         closeness = _closeness(text, candidates, stored.get(text.id), vector)
+        rows = stored.get(text.id)
+        whole = float(rows[0] @ vector.astype(np.float32)) if rows is not None and len(rows) and vector is not None else None
         found[text.id] = [
             Evidence(
                 text.id,
@@ -242,6 +253,7 @@ def passage_evidence(
                 passage.tokens,
                 sum(idf.get(term, 0.0) for term in {_term_of(word, terms) for word in passage.words}),
                 close,
+                whole,
             )
             for n, (passage, close) in enumerate(zip(candidates, closeness, strict=True))
         ]

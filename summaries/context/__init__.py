@@ -26,15 +26,19 @@ Summary rows stand in for the episodes they cover; older episodes that no
 row covers yet (summarization runs behind the writes) get the
 extractive digest, so no exchange silently vanishes. Summaries keep the
 gist but forget details, so the older episodes that rank highest for the
-question (``sessions_app.search``) are quoted as well: in full, or by
-their passages that matter for the question when they are long
-(``summaries.context.quoting``).
+question (``sessions_app.retrieval``) are quoted as well: in full when
+they are short, by their passages that matter for the question when they
+are long (``summaries.context.selection``).
 
 The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
-cap (see ``summaries.context.budget``), filled in this order: retrieved
-exchanges by rank (as many ranked as the budget could hold, with some to
-spare: ``sources.retrieval_depth``), then summary rows newest first, then
-the digest.
+cap (see ``summaries.context.budget``), and not a target. After the recent
+window's share (``summaries.context.window``) it goes, in this order, to
+the best passages across the ranked exchanges (as many exchanges ranked as
+the budget could hold, with some to spare: ``sources.retrieval_depth``),
+each quoted only when its evidence for the question clears
+``CONTEXT_RELEVANCE_FLOOR`` (``sessions_app.relevance``); then to summary
+rows newest first; then to the digest. A message that needs no memory
+(``sessions_app.semantic.small_talk``) gets neither passages nor summaries.
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
@@ -42,8 +46,9 @@ about than summaries of the same size.
 Cost does not grow with the session: the recent episodes, the summary
 chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
 episodes the digest quotes are one query of index probes; the retrieval is
-bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the retrieved episodes
-that fit are read in full.
+bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and the ranked episodes (as
+many as ``sources.retrieval_depth``) are read with their marked words and
+stored vectors in three queries.
 """
 
 from __future__ import annotations
@@ -265,7 +270,7 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
             "digest": [] if digest_kept else digest_ids,
             # Ranked, clearing the floor, and over budget; then ranked and under the floor.
-            "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"] + chosen.over_budget,
+            "retrieved": [pk for pk in chosen.above_floor if pk not in retrieved_ids],
             "below_floor": chosen.below_floor,
             # The window's older exchanges its share of the budget left to retrieval, not quoted.
             "recent": [ex.id for ex in split.left if ex.id not in retrieved_ids],
@@ -309,7 +314,7 @@ class _Chosen:
     texts: dict[int, tuple[Exchange, Any]] = field(default_factory=dict)
     spans: dict[int, list[list[int]]] = field(default_factory=dict)
     below_floor: list[int] = field(default_factory=list)
-    over_budget: list[int] = field(default_factory=list)
+    above_floor: list[int] = field(default_factory=list)
 
 
 def _retrieved(session_pk: int, hits: list[Hit], pending: Any, room: int) -> tuple[list[Piece], _Chosen]:
@@ -330,10 +335,11 @@ def _retrieved(session_pk: int, hits: list[Hit], pending: Any, room: int) -> tup
     )
     # Gone since it was ranked: nothing to quote.
     ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]
-    picked = select(ranked=ranked, evidence=evidence, room=room, label_tokens=RETRIEVED_LABEL_TOKENS)
-    chosen.below_floor, chosen.over_budget = picked.below_floor, picked.over_budget
+    sizes = {hit.episode_id: hit.token_count for hit in hits}
+    picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=RETRIEVED_LABEL_TOKENS)
+    chosen.below_floor, chosen.above_floor = picked.below_floor, picked.above_floor
     pieces = []
-    for quote in picked.quotes:
+    for quote in [*picked.quotes, *picked.spare]:
         exchange, created = chosen.texts[quote.episode_id]
         if quote.whole:
             text = format_retrieved(exchange, created)

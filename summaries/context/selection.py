@@ -33,11 +33,13 @@ JOIN_TOKENS = 2
 #: when it costs at most this share of what an exchange may give: what the
 #: user said is what is asked about later.
 USER_SHARE = 0.5
+#: Exchanges offered to the budget's exact count beyond those chosen.
+SPARE = 6
 #: What ranking first among the exchanges adds to a passage's score, and how
 #: fast it falls with the exchange's rank (``PRIOR / (rank + PRIOR_RANKS)``
 #: times ``PRIOR_RANKS``): the exchange's ranking knows what a passage alone
 #: does not (the whole exchange's meaning, variety).
-PRIOR = 0.1
+PRIOR = 0.3
 PRIOR_RANKS = 10
 
 
@@ -55,19 +57,24 @@ class Quote:
 @dataclass(slots=True)
 class Selection:
     quotes: list[Quote]  # best first
+    #: The next best exchanges that did not fit by the estimates, each by its
+    #: best unit: the budget's exact count may still find room for them.
+    spare: list[Quote]
     below_floor: list[int]  # ranked exchanges without a passage that clears the floor, in rank order
-    over_budget: list[int]  # exchanges that clear the floor and did not fit, in rank order
+    above_floor: list[int]  # the others, in rank order
 
 
 def select(
     *,
     ranked: Sequence[int],
     evidence: dict[int, list[Evidence]],
+    sizes: dict[int, int],
     room: int,
     label_tokens: int,
 ) -> Selection:
     """The passages to quote for ``room`` tokens from the exchanges
-    ``ranked`` (best first) whose passages ``evidence`` holds."""
+    ``ranked`` (best first) whose passages ``evidence`` holds; ``sizes``:
+    each exchange's tokens whole."""
     floor = settings.CONTEXT_RELEVANCE_FLOOR
     cap = settings.CONTEXT_PASSAGE_TOKENS
     units: list[tuple[float, int, list[Evidence], int]] = []  # (score, rank, passages, tokens)
@@ -77,11 +84,15 @@ def select(
         if not passages:
             continue
         scores = [relevance.of(p.closeness, p.words) for p in passages]
+        if passages[0].exchange_closeness is not None and (sizes.get(pk) or 0) <= cap:
+            # A short exchange is also judged whole: a question may span both sides.
+            whole = passages[0].exchange_closeness
+            scores = [max(score, relevance.of(whole, p.words)) for score, p in zip(scores, passages, strict=True)]
         if max(scores) < floor:
             below.append(pk)
             continue
         prior = PRIOR * PRIOR_RANKS / (rank + PRIOR_RANKS)
-        size = sum(p.tokens for p in passages)
+        size = sizes.get(pk) or sum(p.tokens for p in passages)
         if size <= cap:
             # A short exchange is quoted whole.
             units.append((max(scores) + prior, rank, list(passages), size))
@@ -118,13 +129,24 @@ def select(
             quote = quotes[pk] = Quote(pk, False, [], 0, score)
         quote.tokens += cost
         room -= cost
+    spare: list[Quote] = []
+    for score, rank, passages, whole_tokens in units:
+        pk = passages[0].episode_id
+        if len(spare) == SPARE:
+            break
+        if pk in quotes or any(q.episode_id == pk for q in spare):
+            continue
+        if whole_tokens:
+            spare.append(Quote(pk, True, [], whole_tokens + label_tokens, score))
+        else:
+            cost = sum(p.tokens + JOIN_TOKENS for p in passages) + label_tokens
+            spare.append(Quote(pk, False, _spans(passages), cost, score))
     for pk, orders in taken.items():
         if pk in quotes and not quotes[pk].whole:
             quotes[pk].spans = _spans([p for p in evidence[pk] if p.order in orders])
     chosen = sorted(quotes.values(), key=lambda q: -q.score)
-    quoted = set(quotes)
-    over = [pk for pk in ranked if pk not in quoted and pk not in below and pk in evidence]
-    return Selection(chosen, below, over)
+    above = [pk for pk in ranked if pk not in below and pk in evidence]
+    return Selection(chosen, spare, below, above)
 
 
 def _spans(passages: list[Evidence]) -> list[tuple[int, int]]:

@@ -74,7 +74,7 @@ def test_the_floor_is_absolute_not_the_sessions_best(semantic, long_session, set
     result = build_context(session=session, question=question, budget=2000)
     assert result.retrieved == []
     assert episodes[6].pk in result.omitted["below_floor"]
-    settings.CONTEXT_RELEVANCE_FLOOR = 0.0  # every ranked exchange clears it
+    settings.CONTEXT_RELEVANCE_FLOOR = -1.0  # below any cosine: every ranked exchange clears it
     result = build_context(session=session, question=question, budget=2000)
     assert result.omitted["below_floor"] == []
     assert episodes[6].pk in result.retrieved
