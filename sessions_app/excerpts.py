@@ -242,7 +242,7 @@ def passage_evidence(
         candidates = _candidates(text, matched.get(text.id, ([], [])))
         closeness = _closeness(text, candidates, stored.get(text.id), vector)
         rows = stored.get(text.id)
-        whole = float(rows[0] @ vector.astype(np.float32)) if rows is not None and len(rows) and vector is not None else None
+        whole = None if rows is None or not len(rows) or vector is None else float(rows[0] @ vector.astype(np.float32))
         found[text.id] = [
             Evidence(
                 text.id,

@@ -139,15 +139,8 @@ class ContextQuerySerializer(serializers.Serializer):
 class OmittedSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
     digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
-    retrieved = serializers.ListField(
-        child=serializers.IntegerField(),
-        help_text="Episode ids ranked for the question, relevant enough, that did not fit the budget.",
-    )
-    below_floor = serializers.ListField(
-        child=serializers.IntegerField(),
-        help_text="Episode ids ranked for the question whose evidence did not reach CONTEXT_RELEVANCE_FLOOR: "
-        "not quoted whatever room was left.",
-    )
+    retrieved = serializers.ListField(child=serializers.IntegerField(), help_text="Ranked ids that did not fit.")
+    below_floor = serializers.ListField(child=serializers.IntegerField(), help_text="Ranked ids under the floor.")
     summaries_before_episode = serializers.IntegerField(
         allow_null=True,
         help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "

@@ -59,11 +59,8 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.excerpts import Text, passage_evidence
 from sessions_app.models import ChatSession
-from sessions_app import semantic
-from sessions_app.retrieval import begin_ranking, meaning_text
-from sessions_app.semantic import small_talk
+from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
@@ -75,11 +72,9 @@ from summaries.context.layout import (
     Exchange,
     date_span,
     format_pairs,
-    format_quoted,
-    format_retrieved,
     render_prompt,
 )
-from summaries.context.selection import select
+from summaries.context.retrieved import Chosen, needs_no_memory, retrieved_pieces
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
 from summaries.digest import extractive_digest
@@ -224,13 +219,13 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     # The best passages across the ranked exchanges, in what the question and
     # the recent window leave of the budget (summaries.context.selection).
     room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
-    if pending is not None and _needs_no_memory(question, pending):
+    if pending is not None and needs_no_memory(question, pending):
         # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
         # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
-        quoted_texts, chosen = [], _Chosen(below_floor=[hit.episode_id for hit in hits])
+        quoted_texts, chosen = [], Chosen(below_floor=[hit.episode_id for hit in hits])
         pieces: list[Piece] = []
     else:
-        quoted_texts, chosen = _retrieved(session.pk, hits, pending, room)
+        quoted_texts, chosen = retrieved_pieces(session.pk, hits, pending, room, RETRIEVED_LABEL_TOKENS)
         pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
     fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render)
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
@@ -293,58 +288,3 @@ def _pieces(session_pk: int, chain: list[sources.SummaryPart], uncovered: list[E
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
     return summaries + digest
-
-
-def _needs_no_memory(question: str, pending: Any) -> bool:
-    """Whether the question is small talk, by the vector retrieval encoded
-    (the question's own when retrieval compared less of it)."""
-    if pending.vector is None:
-        return False
-    if meaning_text(question, pending.ranking) == question:
-        vector = pending.vector.result()
-    elif len(question.split()) <= small_talk.MAX_WORDS:
-        vector = semantic.question_vector(question)
-    else:
-        return False
-    return small_talk.is_small_talk(question, vector)
-
-
-@dataclass(slots=True)
-class _Chosen:
-    texts: dict[int, tuple[Exchange, Any]] = field(default_factory=dict)
-    spans: dict[int, list[list[int]]] = field(default_factory=dict)
-    below_floor: list[int] = field(default_factory=list)
-    above_floor: list[int] = field(default_factory=list)
-
-
-def _retrieved(session_pk: int, hits: list[Hit], pending: Any, room: int) -> tuple[list[Piece], _Chosen]:
-    """The retrieved exchanges' pieces, best first, with their texts
-    (whole, or by the passages ``selection.select`` chose), and what was
-    chosen. Reads the ranked exchanges (as many as ``retrieval_depth``
-    ranked: bounded) in one query, their marked words and stored vectors in two."""
-    chosen = _Chosen()
-    if not hits:
-        return [], chosen
-    chosen.texts = sources.episode_texts(session_pk, [hit.episode_id for hit in hits])
-    ranking = pending.ranking
-    evidence = passage_evidence(
-        texts=[Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()],
-        terms=tuple(ranking.terms) if ranking else (),
-        idf=ranking.idf if ranking else {},
-        vector=pending.vector.result() if pending.vector is not None else None,
-    )
-    # Gone since it was ranked: nothing to quote.
-    ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]
-    sizes = {hit.episode_id: hit.token_count for hit in hits}
-    picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=RETRIEVED_LABEL_TOKENS)
-    chosen.below_floor, chosen.above_floor = picked.below_floor, picked.above_floor
-    pieces = []
-    for quote in [*picked.quotes, *picked.spare]:
-        exchange, created = chosen.texts[quote.episode_id]
-        if quote.whole:
-            text = format_retrieved(exchange, created)
-        else:
-            text = format_quoted(exchange, created, quote.spans)
-            chosen.spans[quote.episode_id] = [[start, end] for start, end in quote.spans]
-        pieces.append(Piece("retrieved", quote.episode_id, text, count_tokens(text) + 1))
-    return pieces, chosen
