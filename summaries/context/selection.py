@@ -29,6 +29,8 @@ from sessions_app.excerpts import Evidence
 
 #: What the ``…`` before a passage and the join add to its tokens.
 JOIN_TOKENS = 2
+#: What the ``…`` marks may add to an exchange's cut beyond its passages.
+CUT_SLACK = 8
 #: A short message of the user's is quoted whole with a passage of its reply
 #: when it costs at most this share of what an exchange may give: what the
 #: user said is what is asked about later.
@@ -108,7 +110,7 @@ def select(
 
     quotes: dict[int, Quote] = {}
     taken: dict[int, set[int]] = {}
-    for score, rank, passages, whole_tokens in units:
+    for score, _rank, passages, whole_tokens in units:
         pk = passages[0].episode_id
         quote = quotes.get(pk)
         opening = quote is None
@@ -122,7 +124,7 @@ def select(
         new = [p for p in passages if p.order not in have]
         cost = sum(p.tokens + JOIN_TOKENS for p in new) + (label_tokens if opening else 0)
         spent = quote.tokens if quote else 0
-        if not new or cost > room or spent + cost > cap + label_tokens + JOIN_TOKENS * 4:
+        if not new or cost > room or spent + cost > cap + label_tokens + CUT_SLACK:
             continue
         have.update(p.order for p in new)
         if opening:
@@ -130,7 +132,7 @@ def select(
         quote.tokens += cost
         room -= cost
     spare: list[Quote] = []
-    for score, rank, passages, whole_tokens in units:
+    for score, _rank, passages, whole_tokens in units:
         pk = passages[0].episode_id
         if len(spare) == SPARE:
             break
