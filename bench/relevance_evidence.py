@@ -45,7 +45,8 @@ def evidence(session, text: str, depth: int) -> tuple[list[tuple[float, str]], b
     from sessions_app.semantic.small_talk import is_small_talk
     from summaries.context import sources
 
-    recent = list(Episode.objects.filter(session=session).order_by("-pk").values_list("pk", flat=True)[:WINDOW])
+    newest = Episode.objects.filter(session=session).order_by("-pk").values_list("pk", flat=True)
+    recent = list(newest[:WINDOW])
     pending = begin_ranking(session=session, question=text, limit=depth)
     hits = pending.hits(recent)
     texts = sources.episode_texts(session.pk, [hit.episode_id for hit in hits])
@@ -56,6 +57,7 @@ def evidence(session, text: str, depth: int) -> tuple[list[tuple[float, str]], b
         terms=tuple(ranking.terms) if ranking else (),
         idf=ranking.idf if ranking else {},
         vector=vector,
+        sizes={hit.episode_id: hit.token_count for hit in hits},
     )
     rows = []
     for hit in hits:

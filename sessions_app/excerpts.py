@@ -26,6 +26,7 @@ is encoded.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ import numpy as np
 from sessions_app.models import EpisodeVector
 from sessions_app.search.database import episode_backend
 from sessions_app.search.snippets import marker_pair, parse_marked
-from sessions_app.semantic.passages import episode_texts, joined, passage_spans
+from sessions_app.semantic.passages import TEXT_CHARACTERS, episode_texts, joined, passage_spans
 from sessions_app.semantic.vectors import to_matrix
 from sessions_app.tokens import count_tokens
 
@@ -45,6 +46,11 @@ __all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "passage_evide
 #: cosine above the exchange's mean, against the words' score (one word
 #: found in one passage of ten scores about 2.4).
 MEANING_WEIGHT = 10.0
+#: Exchange texts whose passages are kept cut in this process (a few MB).
+CACHED_TEXTS = 2048
+#: Passages start within this many characters of their side to have a vector
+#: (``semantic.passages`` encodes no further).
+ENCODED_CHARACTERS = 2 * TEXT_CHARACTERS
 #: A user's message that costs at most this share of the tokens a cut may
 #: keep is kept whole; the rest goes to the reply's best passages.
 USER_SHARE = 0.5
@@ -119,16 +125,30 @@ def _stored_vectors(ids: list[int]) -> dict[int, np.ndarray]:
     return {pk: matrix[end - count : end] for (pk, _), end, count in zip(rows, ends, counts, strict=True)}
 
 
-def _candidates(text: Text, matched: tuple[list, list]) -> list[_Passage]:
+def _candidates(text: Text, matched: tuple[list, list], *, tokens: int | None = None) -> list[_Passage]:
+    """Each side's passages with the matched words each holds. ``tokens``:
+    the exchange's token count, shared among its passages by their length
+    instead of counting each (an estimate, for ranking many exchanges)."""
     found = []
     shift = len(text.user_input)
+    characters = max(len(text.user_input) + len(text.response), 1)
     for side, (own, words) in enumerate(zip((text.user_input, text.response), matched, strict=True)):
-        for start, end in passage_spans(own):
-            held = frozenset(w for s, e, w in words if start <= s and e <= end)
+        ordered = sorted(words)
+        at = 0
+        for start, end in _spans(own):
+            # Words come in order of their place: skip those before the passage, take those inside.
+            while at < len(ordered) and ordered[at][0] < start:
+                at += 1
+            held = []
+            while at < len(ordered) and ordered[at][1] <= end:
+                held.append(ordered[at][2])
+                at += 1
+            if tokens is None:
+                size = count_tokens(own[start:end])
+            else:
+                size = max(1, tokens * (end - start) // characters)
             offset = shift * side
-            found.append(
-                _Passage(side, start + offset, end + offset, start, end, held, count_tokens(own[start:end]))
-            )
+            found.append(_Passage(side, start + offset, end + offset, start, end, frozenset(held), size))
     # Rarer within the exchange weighs more (BM25's idf, the passages as the documents).
     frequency: dict[str, int] = {}
     for passage in found:
@@ -161,11 +181,29 @@ def _rows(text: Text, candidates: list[_Passage]) -> list[int | None]:
     """Each candidate's row among the episode's stored vectors (None: not
     encoded). Row i is ``episode_texts(...)[i]``, the whole exchange first;
     a side that is the whole exchange (the other empty) is row 0."""
-    encoded = episode_texts(text.user_input, text.response)
+    spans = [(p.side, p.own_start, p.own_end) for p in candidates]
+    return list(_encoded_rows(text.user_input, text.response, tuple(spans)))
+
+
+@functools.lru_cache(maxsize=CACHED_TEXTS)
+def _encoded_rows(
+    user_input: str, response: str, spans: tuple[tuple[int, int, int], ...]
+) -> tuple[int | None, ...]:
+    """``_rows``, kept for the exchanges asked about again (the same
+    exchanges rank for many questions of a session)."""
+    encoded = episode_texts(user_input, response)
     rows = {passage: i for i, passage in enumerate(encoded)}
     rows.setdefault(encoded[0].strip(), 0)
-    sides = (text.user_input, text.response)
-    return [rows.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
+    sides = (user_input, response)
+    return tuple(
+        rows.get(joined(sides[side][start:end])) if start < ENCODED_CHARACTERS else None
+        for side, start, end in spans
+    )
+
+
+@functools.lru_cache(maxsize=CACHED_TEXTS)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(passage_spans(text))
 
 
 def _choose(candidates: list[_Passage], meaning: list[float], tokens: int) -> list[tuple[int, int]]:
@@ -229,9 +267,11 @@ def passage_evidence(
     terms: Sequence[str],
     idf: dict[str, float],
     vector: np.ndarray | None,
+    sizes: dict[int, int],
 ) -> dict[int, list[Evidence]]:
     """Each exchange's passages (``_candidates``) with their evidence for
-    the question. Cost: the two queries of ``best_passages``, for the
+    the question; ``sizes``: each exchange's token count, which its
+    passages' are estimated from. Cost: the two queries of ``best_passages``, for the
     exchanges given (a bounded number of ranked candidates)."""
     if not texts:
         return {}
@@ -239,10 +279,11 @@ def passage_evidence(
     stored = _stored_vectors([text.id for text in texts]) if vector is not None else {}
     found: dict[int, list[Evidence]] = {}
     for text in texts:
-        candidates = _candidates(text, matched.get(text.id, ([], [])))
+        candidates = _candidates(text, matched.get(text.id, ([], [])), tokens=sizes.get(text.id))
         closeness = _closeness(text, candidates, stored.get(text.id), vector)
         rows = stored.get(text.id)
-        whole = None if rows is None or not len(rows) or vector is None else float(rows[0] @ vector.astype(np.float32))
+        known = rows is not None and len(rows) and vector is not None
+        whole = float(rows[0] @ vector.astype(np.float32)) if known else None
         found[text.id] = [
             Evidence(
                 text.id,

@@ -24,7 +24,7 @@ from sessions_app.semantic.encoder import encoder
 #: come no closer than 0.36, small talk 0.45 to 1.0 (bench/README.md).
 SIMILARITY = 0.5
 #: Longer messages carry a request whatever their opening.
-MAX_WORDS = 8
+MAX_WORDS = 6
 PHRASES = (
     "thanks",
     "thank you very much",

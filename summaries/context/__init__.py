@@ -232,7 +232,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
     digest_ids = [ex.id for ex in uncovered]
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
-    quoted = [chosen.texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
+    quoted = [chosen.texts[pk][0] for pk in retrieved_ids] + fitted.recent
+    quoted += uncovered if digest_kept else []
     full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
     whole = None
@@ -276,7 +277,8 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
 
 
 def _pieces(session_pk: int, chain: list[sources.SummaryPart], uncovered: list[Exchange]) -> list[Piece]:
-    """The summary rows, newest first, then the digest: what the budget takes after the retrieved exchanges."""
+    """The summary rows, newest first, then the digest: what the budget
+    takes after the retrieved exchanges."""
     dates = sources.episode_dates(
         session_pk, [part.first_episode_id for part in chain] + [part.last_episode_id for part in chain]
     )

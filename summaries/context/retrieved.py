@@ -61,6 +61,7 @@ def retrieved_pieces(
         terms=tuple(ranking.terms) if ranking else (),
         idf=ranking.idf if ranking else {},
         vector=pending.vector.result() if pending.vector is not None else None,
+        sizes={hit.episode_id: hit.token_count for hit in hits},
     )
     # Gone since it was ranked: nothing to quote.
     ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]

@@ -89,7 +89,9 @@ def select(
         if passages[0].exchange_closeness is not None and (sizes.get(pk) or 0) <= cap:
             # A short exchange is also judged whole: a question may span both sides.
             whole = passages[0].exchange_closeness
-            scores = [max(score, relevance.of(whole, p.words)) for score, p in zip(scores, passages, strict=True)]
+            scores = [
+                max(score, relevance.of(whole, p.words)) for score, p in zip(scores, passages, strict=True)
+            ]
         if max(scores) < floor:
             below.append(pk)
             continue
