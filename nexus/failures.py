@@ -47,12 +47,18 @@ from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
 from nexus.web import CONTENT_SECURITY_POLICY
+from nexus.write_outcome import CommitOutcomeUnknown, write_may_be_stored, writes_watched
 
 # Seconds a client is asked to wait before retrying: about what a database
 # restart or a failover takes.
 RETRY_AFTER_SECONDS = 5
 
 DATABASE_UNAVAILABLE = "The database is not available right now; nothing was stored. Try again shortly."
+# After a write reached the server (nexus.write_outcome): it may be stored, and only a retry by key can tell.
+WRITE_MAY_BE_STORED = (
+    "The database failed after the write was sent: it may or may not have been stored. Send it again "
+    "with the same Idempotency-Key header to have it stored once, or read it back before writing it again."
+)
 # A query over the limit would most likely be over it again at once: a longer wait.
 QUERY_RETRY_AFTER_SECONDS = 30
 QUERY_TOO_LONG = (
@@ -83,6 +89,12 @@ UNAVAILABLE = DatabaseFailure(
 TOO_LONG = DatabaseFailure(
     QUERY_TOO_LONG, "query_timeout", QUERY_RETRY_AFTER_SECONDS, log="Query took too long"
 )
+MAY_BE_STORED = DatabaseFailure(
+    WRITE_MAY_BE_STORED,
+    "write_outcome_unknown",
+    RETRY_AFTER_SECONDS,
+    log="Database failed after a write was sent",
+)
 
 
 def is_query_canceled(exc: BaseException | None) -> bool:
@@ -91,14 +103,19 @@ def is_query_canceled(exc: BaseException | None) -> bool:
 
 def is_database_unavailable(exc: BaseException | None) -> bool:
     """Whether ``exc`` is a database failure that answers 503 (``database_failure`` tells which)."""
-    return isinstance(exc, (OperationalError, InterfaceError))
+    return isinstance(exc, (OperationalError, InterfaceError, CommitOutcomeUnknown))
 
 
-def database_failure(exc: BaseException | None) -> DatabaseFailure | None:
+def database_failure(exc: BaseException | None, request: Any = None) -> DatabaseFailure | None:
     """The 503 for ``exc``: a query the server cancelled, or a database it
-    cannot reach; ``None`` for any other exception."""
+    cannot reach (once ``request`` sent a write, or a commit failed: the
+    write may be stored); ``None`` for any other exception."""
     if is_query_canceled(exc):
         return TOO_LONG
+    if isinstance(exc, CommitOutcomeUnknown):
+        return MAY_BE_STORED
+    if is_database_unavailable(exc) and write_may_be_stored(request):
+        return MAY_BE_STORED
     return UNAVAILABLE if is_database_unavailable(exc) else None
 
 
@@ -117,7 +134,7 @@ def openai_error_body(message: str, *, code: str | None, type: str = "server_err
 
 
 def log_database_unavailable(request: HttpRequest, exc: BaseException) -> None:
-    failure = database_failure(exc) or UNAVAILABLE
+    failure = database_failure(exc, request) or UNAVAILABLE
     request_logger.warning(
         "%s: %s (%s: %s)",
         failure.log,
@@ -141,7 +158,7 @@ def failure_response(request: HttpRequest, exc: BaseException) -> HttpResponse |
     """The answer for ``exc`` (already logged by the caller), or ``None``
     for a web page's unexpected error, which Django's own handling shows."""
     kind = api_kind(request)
-    failure = database_failure(exc)
+    failure = database_failure(exc, request)
     if failure is not None:
         if kind == "openai":
             body = openai_error_body(failure.detail, code=failure.code)
@@ -168,7 +185,9 @@ class FailureMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        # A write's 503 must know whether the write reached the server.
+        with writes_watched(request):
+            return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if is_database_unavailable(exception):

@@ -26,7 +26,8 @@ def _int(name: str, default: int) -> int:
 # PORT is what platforms (and honcho) hand the web process; GUNICORN_BIND overrides the whole address.
 bind = os.environ.get("GUNICORN_BIND") or f"0.0.0.0:{_int('PORT', 8000)}"
 workers = _int("WEB_CONCURRENCY", 2)
-worker_class = "gthread"
+# gthread, answering gunicorn's own errors (414, 431, 400) in JSON like the API.
+worker_class = "nexus.gunicorn_support.JsonErrorWorker"
 threads = _int("GUNICORN_THREADS", 4)
 
 # A streamed chat reply can take a minute on a small model; the gthread
@@ -48,6 +49,8 @@ if os.path.isdir("/dev/shm"):
 # Logs to stdout/stderr, where the process manager collects them.
 accesslog = "-"
 errorlog = "-"
+# Control characters in access-line values escaped: a path's %0a starts no forged line.
+logger_class = "nexus.gunicorn_support.AccessLogger"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # Query strings can carry what people wrote (``/context/?question=...``), so the
 # access log leaves them out unless LOG_CONTENT=1, like the application logs.

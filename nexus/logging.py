@@ -9,12 +9,19 @@ exception is attached. Values JSON cannot encode are written with ``str()``.
 ``ContentFilter`` blanks fields that carry what people wrote (messages,
 replies, prompts, summaries) unless ``settings.LOG_CONTENT`` is on, so a
 logging call that passes them by mistake still leaks nothing.
+``RequestLineFilter`` does the same for the query string of the development
+server's request lines (``?q=`` of a search, ``?question=`` of a context).
+
+Every line is one record: the plain format writes a message's control
+characters escaped (``\\n``), as the JSON format does, so a path holding
+``%0a`` cannot start a forged line.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +48,41 @@ CONTENT_FIELDS = frozenset(
     }
 )
 REDACTED = "[redacted]"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with its control characters as escapes (a newline as ``\\n``): one line, whatever it holds."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+class PlainFormatter(logging.Formatter):
+    """``asctime level logger message``; the message on one line (a traceback follows on its own lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+
+class RequestLineFilter(logging.Filter):
+    """The development server's request lines (``django.server``) without
+    their query string unless LOG_CONTENT is on: it carries what people
+    wrote (a search's ``q``, a context's ``question``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if _log_content() or not isinstance(args, tuple) or not args or not isinstance(args[0], str):
+            return True
+        method, _, rest = args[0].partition(" ")
+        target, space, version = rest.rpartition(" ") if " " in rest else (rest, "", "")
+        if "?" in target:
+            target = target.split("?", 1)[0] + "?[redacted]"
+            record.args = (f"{method} {target}{space}{version}", *args[1:])
+        return True
 
 
 def record_extras(record: logging.LogRecord) -> dict[str, Any]:
@@ -103,13 +145,26 @@ def logging_settings(*, log_format: str, level: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"content": {"()": "nexus.logging.ContentFilter"}},
+        "filters": {
+            "content": {"()": "nexus.logging.ContentFilter"},
+            "request_line": {"()": "nexus.logging.RequestLineFilter"},
+        },
         "formatters": {
-            "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+            "plain": {
+                "()": "nexus.logging.PlainFormatter",
+                "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            },
             "json": {"()": "nexus.logging.JsonFormatter"},
         },
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": log_format, "filters": ["content"]}
+        },
+        # runserver's request lines (Django's own handler would write them
+        # whole, query string included): through the console like the rest.
+        "loggers": {
+            "django.server": {
+                "handlers": ["console"], "level": "INFO", "propagate": False, "filters": ["request_line"],
+            },
         },
         "root": {"handlers": ["console"], "level": level.upper()},
     }

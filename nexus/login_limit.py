@@ -32,7 +32,9 @@ def _address(request: Any) -> str:
 
 def _keys(request: Any, username: str) -> list[tuple[str, tuple[int, int] | None]]:
     address = _address(request)
-    who = hashlib.sha256(f"{address}\n{username.casefold()}".encode()).hexdigest()[:32]
+    # surrogatepass: any string a client can send hashes (a lone surrogate too).
+    key = f"{address}\n{username.casefold()}".encode("utf-8", "surrogatepass")
+    who = hashlib.sha256(key).hexdigest()[:32]
     return [
         (f"login-failures:{who}", settings.LOGIN_FAILURE_LIMIT),
         (f"login-failures:{address}", settings.LOGIN_FAILURE_ADDRESS_LIMIT),

@@ -184,6 +184,9 @@ LOGIN_FAILURE_ADDRESS_LIMIT = count_per_window("LOGIN_FAILURE_ADDRESS_LIMIT", "5
 API_TOKEN_CACHE_SECONDS = env_int("API_TOKEN_CACHE_SECONDS", 30, minimum=0)
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 100, minimum=1)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+# How long the answer to a write sent with an Idempotency-Key is kept for its retries
+# (sessions_app.idempotency).
+IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, minimum=60)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
@@ -218,8 +221,7 @@ CONTEXT_RECENT_SHARE = env_float("CONTEXT_RECENT_SHARE", 0.3, minimum=0.0, maxim
 # A retrieved exchange longer than this many tokens is quoted by its passages that matter for the
 # question, at most this many tokens of them (summaries.context.selection); a shorter one in full.
 CONTEXT_PASSAGE_TOKENS = env_int("CONTEXT_PASSAGE_TOKENS", 300, minimum=20)
-# An earlier exchange or passage is quoted only when its evidence for the question (its cosine to
-# the question plus its words' weight, sessions_app.relevance) reaches this: the budget is a cap.
+# An earlier exchange or passage is quoted only when its evidence (sessions_app.relevance) reaches this.
 CONTEXT_RELEVANCE_FLOOR = env_float("CONTEXT_RELEVANCE_FLOOR", 0.15, minimum=0.0, maximum=10.0)
 # Summary rows read into one context at most (newest first); older ones are reported as left out.
 CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
@@ -231,6 +233,8 @@ CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 SEARCH_CONFIG = env_identifier("SEARCH_CONFIG", "english")
 CONTEXT_RETRIEVE_CANDIDATES = env_int("CONTEXT_RETRIEVE_CANDIDATES", 200, minimum=10, maximum=5000)
 CONTEXT_SEMANTIC_CANDIDATES = env_int("CONTEXT_SEMANTIC_CANDIDATES", 5000, minimum=0, maximum=50_000)
+# Tokens of an episode given passage vectors, the user's first (bench/passage_vectors.py).
+SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = env_int("SEMANTIC_PASSAGE_TOKENS_PER_EPISODE", 2000, minimum=0)
 # The budget of a context whose caller names none (the context endpoint, chat turns).
 CONTEXT_DEFAULT_BUDGET = env_int("CONTEXT_DEFAULT_BUDGET", 2000, minimum=1, maximum=1_000_000)
 # How the background runs behave. A run's per-session lease must outlive one
@@ -271,7 +275,14 @@ UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.
+# The longest a chat turn (web, API or OpenAI-compatible) may take, model reply included:
+# past it the turn ends with an error (504, or an error event in a stream) and nothing is stored.
+CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 120.0, minimum=1.0, maximum=3600.0)
 CHAT_MAX_PROMPT_TOKENS = env_int("CHAT_MAX_PROMPT_TOKENS", 8000, minimum=100, maximum=1_000_000)
+# The largest reply cap (max_tokens) a /v1 caller may ask for; more answers 400
+# naming the parameter, before memory is built or the model asked. The default
+# and a full prompt fit OLLAMA_NUM_CTX_MAX's default window.
+CHAT_MAX_REPLY_TOKENS = env_int("CHAT_MAX_REPLY_TOKENS", 16_384, minimum=1, maximum=1_000_000)
 # Ollama: the largest context window (options.num_ctx) a call may ask for.
 # Each call asks for the smallest power of two from 4096 that holds its prompt
 # (+15% for the model's tokenizer) and its reply cap; a prompt that needs more

@@ -6,9 +6,9 @@ the runs of whole sentences its vectors were made from) and each passage is
 scored for the question by its words, as the index matches them (the
 database marks them, stemming included: ``search.snippets``), rarer within
 the exchange weighing more, and by its meaning when a stored vector of it
-exists (cosine to the question's vector, against the exchange's mean). The
-best are kept up to a number of tokens, and given back in their order
-(``best_passages``).
+exists (cosine to the question's vector, against the exchange's mean; each
+stored passage vector carries its passage's span). The best are kept up
+to a number of tokens, and given back in their order (``best_passages``).
 
 For ranking passages across exchanges, ``passage_evidence`` gives each
 passage's evidence on absolute scales instead: the weight (session idf)
@@ -36,8 +36,8 @@ import numpy as np
 from sessions_app.models import EpisodeVector
 from sessions_app.search.database import episode_backend
 from sessions_app.search.snippets import marker_pair, parse_marked
-from sessions_app.semantic.passages import TEXT_CHARACTERS, episode_texts, joined, passage_spans
-from sessions_app.semantic.vectors import to_matrix
+from sessions_app.semantic.passages import TEXT_CHARACTERS, joined, older_layout, passage_spans
+from sessions_app.semantic.vectors import StoredPassages, stored_passages
 from sessions_app.tokens import count_tokens
 
 __all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "passage_evidence"]
@@ -116,13 +116,10 @@ def _matched_words(texts: Sequence[Text], terms: list[str]) -> dict[int, tuple[l
     return found
 
 
-def _stored_vectors(ids: list[int]) -> dict[int, np.ndarray]:
-    rows = list(EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector"))
-    if not rows:
-        return {}
-    matrix, counts = to_matrix([blob for _, blob in rows])
-    ends = np.cumsum(counts)
-    return {pk: matrix[end - count : end] for (pk, _), end, count in zip(rows, ends, counts, strict=True)}
+def _stored_vectors(ids: list[int]) -> dict[int, StoredPassages]:
+    return stored_passages(
+        EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector", "spans")
+    )
 
 
 def _candidates(text: Text, matched: tuple[list, list], *, tokens: int | None = None) -> list[_Passage]:
@@ -160,43 +157,48 @@ def _candidates(text: Text, matched: tuple[list, list], *, tokens: int | None = 
 
 
 def _meaning(
-    text: Text, candidates: list[_Passage], stored: np.ndarray | None, vector: np.ndarray | None
+    text: Text, candidates: list[_Passage], stored: StoredPassages | None, vector: np.ndarray | None
 ) -> list[float]:
     """Each candidate's closeness to the question above the exchange's mean;
-    0 for a passage without a stored vector (only the first part of a long
-    side is encoded)."""
-    if stored is None or vector is None or len(stored) < 2:
+    0 for a passage without a stored vector (past the tokens an episode's
+    passages are encoded for, or not encoded yet)."""
+    if stored is None or vector is None or not len(stored.vectors):
         return [0.0] * len(candidates)
-    closeness = stored @ vector.astype(np.float32)
-    # The whole exchange's vector (row 0) is no passage's here.
-    found = [i if i else None for i in _rows(text, candidates)]
+    closeness = stored.vectors @ vector.astype(np.float32)
+    if stored.spans is not None:
+        rows = {(int(start), int(end)): i for i, (start, end) in enumerate(stored.spans.tolist())}
+        found = [rows.get((p.start, p.end)) for p in candidates]
+    else:
+        # A row of the older layout: its passages are known by their text.
+        texts = {
+            passage: i - 1 for i, passage in enumerate(older_layout(text.user_input, text.response)) if i
+        }
+        sides = (text.user_input, text.response)
+        found = [texts.get(joined(sides[p.side][p.own_start : p.own_end])) for p in candidates]
     known = [float(closeness[i]) for i in found if i is not None and i < len(closeness)]
     mean = sum(known) / len(known) if known else 0.0
-    return [
-        float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found
-    ]
+    return [float(closeness[i]) - mean if i is not None and i < len(closeness) else 0.0 for i in found]
 
 
-def _rows(text: Text, candidates: list[_Passage]) -> list[int | None]:
-    """Each candidate's row among the episode's stored vectors (None: not
-    encoded). Row i is ``episode_texts(...)[i]``, the whole exchange first;
-    a side that is the whole exchange (the other empty) is row 0."""
-    spans = [(p.side, p.own_start, p.own_end) for p in candidates]
-    return list(_encoded_rows(text.user_input, text.response, tuple(spans)))
+def _rows(text: Text, candidates: list[_Passage], stored: StoredPassages) -> list[int | None]:
+    """Each candidate's row among the episode's stored passage vectors
+    (None: not encoded): by its span, or for a row of the older layout by
+    its text (kept for the exchanges asked about again)."""
+    if stored.spans is not None:
+        rows = {(int(start), int(end)): i for i, (start, end) in enumerate(stored.spans.tolist())}
+        return [rows.get((p.start, p.end)) for p in candidates]
+    spans = tuple((p.side, p.own_start, p.own_end) for p in candidates)
+    return list(_older_rows(text.user_input, text.response, spans))
 
 
 @functools.lru_cache(maxsize=CACHED_TEXTS)
-def _encoded_rows(
+def _older_rows(
     user_input: str, response: str, spans: tuple[tuple[int, int, int], ...]
 ) -> tuple[int | None, ...]:
-    """``_rows``, kept for the exchanges asked about again (the same
-    exchanges rank for many questions of a session)."""
-    encoded = episode_texts(user_input, response)
-    rows = {passage: i for i, passage in enumerate(encoded)}
-    rows.setdefault(encoded[0].strip(), 0)
+    texts = {passage: i - 1 for i, passage in enumerate(older_layout(user_input, response)) if i}
     sides = (user_input, response)
     return tuple(
-        rows.get(joined(sides[side][start:end])) if start < ENCODED_CHARACTERS else None
+        texts.get(joined(sides[side][start:end])) if start < ENCODED_CHARACTERS else None
         for side, start, end in spans
     )
 
@@ -281,9 +283,9 @@ def passage_evidence(
     for text in texts:
         candidates = _candidates(text, matched.get(text.id, ([], [])), tokens=sizes.get(text.id))
         closeness = _closeness(text, candidates, stored.get(text.id), vector)
-        rows = stored.get(text.id)
-        known = rows is not None and len(rows) and vector is not None
-        whole = float(rows[0] @ vector.astype(np.float32)) if known else None
+        vectors = stored.get(text.id)
+        known = vectors is not None and vector is not None
+        whole = float(vectors.whole @ vector.astype(np.float32)) if known else None
         found[text.id] = [
             Evidence(
                 text.id,
@@ -318,12 +320,13 @@ def _term_of(word: str, terms: Sequence[str]) -> str:
 
 
 def _closeness(
-    text: Text, candidates: list[_Passage], stored: np.ndarray | None, vector: np.ndarray | None
+    text: Text, candidates: list[_Passage], stored: StoredPassages | None, vector: np.ndarray | None
 ) -> list[float | None]:
     """Each candidate's cosine to the question; None for one without a stored vector."""
-    if stored is None or vector is None or not len(stored):
+    if stored is None or vector is None or not len(stored.vectors):
         return [None] * len(candidates)
-    closeness = stored @ vector.astype(np.float32)
+    closeness = stored.vectors @ vector.astype(np.float32)
     return [
-        float(closeness[i]) if i is not None and i < len(closeness) else None for i in _rows(text, candidates)
+        float(closeness[i]) if i is not None and i < len(closeness) else None
+        for i in _rows(text, candidates, stored)
     ]

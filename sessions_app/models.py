@@ -126,9 +126,59 @@ class EpisodeVector(models.Model):
     episode_id = models.BigIntegerField(primary_key=True)
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     token_count = models.PositiveIntegerField()
-    # One to passages.MAX_VECTORS vectors of float16, little-endian: half the
+    # Vectors of float16, little-endian (the whole exchange's, then one per
+    # passage, up to SEMANTIC_PASSAGE_TOKENS_PER_EPISODE of text): half the
     # size of float32 and no loss a cosine notices.
     vector = models.BinaryField()
+    # Each passage vector's [start, end) in user_input + response, int32
+    # pairs (semantic.vectors); empty in rows written before they were kept
+    # (a database default too, for rows inserted in bulk by SQL).
+    spans = models.BinaryField(default=b"", db_default=b"", editable=False)
 
     class Meta:
         indexes = [models.Index(fields=["session", "episode_id"], name="episode_vector_session_idx")]
+
+
+class IdempotencyKey(models.Model):
+    """A write sent with an ``Idempotency-Key`` header, and the answer it got
+    (``sessions_app.idempotency``): a retry with the same key gets that answer
+    instead of writing again.
+
+    Keys are the caller's own: unique per user. ``fingerprint`` tells the
+    request apart (method, path and body), ``claim`` and ``locked_until`` who
+    holds an unfinished one and until when. The answer (status, type, body,
+    the headers it needs) is written in the same transaction as the write it
+    answers, so a key is never done without its write, nor the write done
+    without its key.
+    """
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        DONE = "done"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    state = models.CharField(max_length=12, choices=State.choices, default=State.IN_PROGRESS)
+    claim = models.UUIDField(default=uuid.uuid4)
+    locked_until = models.DateTimeField()
+    # The session the answer is about, when there is one: deleting it deletes the answer too.
+    session = models.ForeignKey(
+        ChatSession, on_delete=models.CASCADE, null=True, blank=True, related_name="+", db_index=False
+    )
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    content_type = models.CharField(max_length=100, blank=True)
+    headers = models.JSONField(default=dict, blank=True)
+    body = models.BinaryField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="idempotency_key_user_key_uniq")]
+        indexes = [
+            models.Index(fields=["expires_at"], name="idempotency_key_expires_idx"),
+            models.Index(fields=["session"], name="idempotency_key_session_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"

@@ -94,6 +94,9 @@ class PendingRanking:
             vector=self.vector.result(),
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
+            # Passages are compared for the question's candidates alone: its
+            # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
+            also=[hit.episode_id for hit in by_words],
         )
         return fuse(by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied)
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from sessions_app.access import changes_all_sessions
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
 from sessions_app.models import ChatSession, Episode
+from sessions_app.search.maintenance import purge_deleted_terms
 from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens
@@ -73,8 +74,16 @@ def session_counters_repair(*, session_pk: int) -> None:
 
 
 def session_delete(*, session: ChatSession) -> None:
-    """Delete a session with its episodes, summaries and state (cascade)."""
-    session.delete()
+    """Delete a session with its episodes, summaries and state (cascade), and
+    its words with them from the full-text index's data (SQLite keeps them
+    in its segments until they are merged; ``purge_deleted_terms``)."""
+    using = router.db_for_write(Episode)
+    with transaction.atomic(using=using):
+        _, deleted = session.delete()
+        # SQLite rewrites its whole index for this (a cost that grows with
+        # the index), so only when words were indexed.
+        if deleted.get(Episode._meta.label):
+            purge_deleted_terms(using=using)
 
 
 @functools.cache

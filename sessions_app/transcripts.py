@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -45,7 +44,7 @@ from django.utils.dateparse import parse_datetime
 from sessions_app.errors import EpisodeDateInvalid
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import episodes_bulk_create, session_create
-from sessions_app.validation import created_at_problems, metadata_problem, text_problem
+from sessions_app.validation import created_at_problems, episode_problems, metadata_problem, text_problem
 
 FORMAT = "nexus-transcript/2"
 #: The formats the importer reads (a header may also name none).
@@ -102,20 +101,6 @@ class ParsedTranscript:
     extras: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
 
 
-def _text(obj: dict, key: str, max_chars: int, *, allow_empty: bool = False) -> str:
-    if key not in obj:
-        raise ValueError(f'"{key}" is missing')
-    value = obj[key]
-    if not isinstance(value, str):
-        raise ValueError(f'"{key}" must be a string')
-    if not value and not allow_empty:
-        raise ValueError(f'"{key}" is empty')
-    if len(value) > max_chars:
-        raise ValueError(f'"{key}" is longer than {max_chars} characters')
-    problem = text_problem(value)
-    if problem:
-        raise ValueError(f'"{key}": {problem}')
-    return value
 
 
 def _metadata(obj: dict) -> dict:
@@ -192,11 +177,21 @@ def _date_errors(transcript: ParsedTranscript, *, now: datetime) -> list[tuple[i
     return [(lines[index], f'"created_at": {problem}') for index, problem in problems.items()]
 
 
-def _episode(obj: dict, max_chars: int) -> dict[str, Any]:
+def _episode(obj: dict) -> dict[str, Any]:
+    """An episode line's fields, checked as every write of episodes checks them
+    (``episode_problems``); ``ValueError`` names the first bad one."""
+    for key in ("user_input", "response"):
+        if key not in obj:
+            raise ValueError(f'"{key}" is missing')
+    metadata = obj.get("metadata")
+    problems = episode_problems(user_input=obj["user_input"], response=obj["response"], metadata=metadata)
+    for key in ("user_input", "response", "metadata"):
+        if key in problems:
+            raise ValueError(f'"{key}": {problems[key]}')
     return {
-        "user_input": _text(obj, "user_input", max_chars),
-        "response": _text(obj, "response", max_chars, allow_empty=True),
-        "metadata": _metadata(obj),
+        "user_input": obj["user_input"],
+        "response": obj["response"],
+        "metadata": metadata or {},
         "created_at": _created_at(obj),
     }
 
@@ -210,7 +205,6 @@ def parse_transcripts(
     ``extra``: type -> checker for other line types; a checker returns what
     to keep (in ``ParsedTranscript.extras``) or raises ``ValueError``.
     """
-    max_chars = settings.EPISODE_MAX_CHARS
     extra = extra or {}
     errors: list[tuple[int, str]] = []
     sessions: list[ParsedTranscript] = []
@@ -226,7 +220,7 @@ def parse_transcripts(
                 current.title = _title(obj)
                 current.metadata = _metadata(obj)
             elif kind == "episode":
-                current.episodes.append(_episode(obj, max_chars))
+                current.episodes.append(_episode(obj))
                 current.episode_lines.append(number)
             elif isinstance(kind, str) and kind in extra:
                 current.extras.setdefault(kind, []).append((number, extra[kind](obj)))

@@ -1,11 +1,15 @@
 """What an episode or session may hold, checked without any HTTP framework.
 
 Text that PostgreSQL cannot store (NUL characters, lone surrogates from
-``\\ud800``-style JSON escapes) and oversized metadata are refused before
-they reach the database driver. Each check returns the problem as a
+``\\ud800``-style JSON escapes), text longer than ``EPISODE_MAX_CHARS``,
+oversized metadata and batches over ``API_BULK_MAX_EPISODES`` are refused
+before they reach the database driver. Each check returns the problem as a
 sentence (``None`` when there is none), so every caller words its error its
 own way: the API's validators (``sessions_app.api.validators``) as a 400
-naming the field, the transcript import with the line number.
+naming the field, ``/v1/chat/completions`` naming the parameter, the
+transcript import with the line number. Every path that writes episodes
+checks them here (``episode_problems``, ``batch_problem``), so whatever one
+path stores another can take back (an export always imports).
 """
 
 from __future__ import annotations
@@ -90,6 +94,48 @@ def metadata_problem(value: Any) -> str | None:
     size = len(encoded.encode("utf-8"))
     if size > settings.API_METADATA_MAX_BYTES:
         return f"At most {settings.API_METADATA_MAX_BYTES} bytes of JSON (got {size})."
+    return None
+
+
+def episode_text_problem(value: Any, *, allow_empty: bool = False) -> str | None:
+    """Why ``value`` cannot be an episode's ``user_input`` (``allow_empty``
+    false) or ``response`` (may be empty), or ``None``: a string of at most
+    ``EPISODE_MAX_CHARS`` characters the database can store. Whitespace
+    counts as written."""
+    if not isinstance(value, str):
+        return "Must be a string."
+    if not value and not allow_empty:
+        return "Must not be empty."
+    limit = settings.EPISODE_MAX_CHARS
+    if len(value) > limit:
+        return f"At most {limit} characters (got {len(value)})."
+    return text_problem(value)
+
+
+def episode_problems(*, user_input: Any, response: Any, metadata: Any = None) -> dict[str, str]:
+    """Field name -> problem for one episode to store (empty when it may be
+    stored); ``metadata`` ``None`` means none given. Dates are checked by
+    ``created_at_problems``, since they depend on the episodes around them."""
+    problems: dict[str, str] = {}
+    if problem := episode_text_problem(user_input):
+        problems["user_input"] = problem
+    if problem := episode_text_problem(response, allow_empty=True):
+        problems["response"] = problem
+    if metadata is not None and (problem := metadata_problem(metadata)):
+        problems["metadata"] = problem
+    return problems
+
+
+def batch_problem(count: int) -> str | None:
+    """Why ``count`` episodes cannot be stored in one call, or ``None``:
+    at least one and at most ``API_BULK_MAX_EPISODES``. (An import of a
+    whole exported session by the operator's command is one file, not a
+    call, and takes any number.)"""
+    limit = settings.API_BULK_MAX_EPISODES
+    if count < 1:
+        return "Send at least one episode."
+    if count > limit:
+        return f"At most {limit} episodes per request (got {count})."
     return None
 
 

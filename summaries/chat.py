@@ -5,103 +5,48 @@ failed or interrupted reply leaves nothing half-written behind. The model is
 called outside any transaction: ``episode_create`` opens its own short one
 afterwards, and its post-save path triggers summarization.
 
-Each turn writes one record on the ``nexus.chat`` logger with its timings
-(``context_ms``, ``model_ms``, ``total_ms``) and token figures; the user's
-message and the reply are added only when ``settings.LOG_CONTENT`` is on.
+Each turn writes one record on the ``nexus.chat`` logger
+(``summaries.chat_record``). A turn has an overall deadline,
+``CHAT_TURN_TIMEOUT_SECONDS`` from its start, that every model request and
+every streamed chunk is held to.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
 from django.conf import settings
 
+from nexus.client_connection import ClientGone
+from nexus.write_outcome import atomic_write
 from sessions_app.errors import SessionNotFound
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import ChatSession
 from sessions_app.services import episode_create
+from summaries.chat_record import ChatSessionGone, ChatTurn, ChatTurnError, Timings, log_turn
 from summaries.context import ContextResult, build_context, turn_budget
-from summaries.inference import ChatStream, Completion, ContextWindowExceeded, InferenceError, get_client
+from summaries.inference import ChatStream, Completion, InferenceError, get_client, within
 from summaries.model_cap import chat_call_record, check_model_call_allowed
 from summaries.turn_metadata import turn_metadata
 
-logger = logging.getLogger("nexus.chat")
+__all__ = [
+    "SYSTEM_PROMPT",
+    "ChatSessionGone",
+    "ChatTurn",
+    "ChatTurnError",
+    "ChatTurnStream",
+    "chat_messages",
+    "chat_turn",
+    "chat_turn_stream",
+]
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant in an ongoing conversation. The user's message contains the "
     "current question, a summary of the earlier conversation and the most recent exchanges. "
     "Answer the current question; treat the rest as background."
 )
-
-
-class ChatTurnError(Exception):
-    """The chat model gave no complete reply; nothing was stored.
-
-    ``transient`` says whether trying again later may help (timeouts,
-    unreachable server, 429, 5xx). ``message`` is written for the person
-    chatting and names no internal address; the underlying error is logged.
-    """
-
-    def __init__(self, message: str, *, transient: bool) -> None:
-        super().__init__(message)
-        self.message = message
-        self.transient = transient
-
-    @classmethod
-    def from_inference(cls, err: InferenceError) -> ChatTurnError:
-        if err.transient:
-            return cls(
-                "The chat model is not available right now; nothing was stored. Please try again shortly.",
-                transient=True,
-            )
-        if isinstance(err, ContextWindowExceeded):
-            # Says how large the prompt is and which setting bounds it; no address.
-            return cls(f"{err.message} The message was not answered; nothing was stored.", transient=False)
-        status = f" (HTTP {err.status_code})" if err.status_code else ""
-        return cls(
-            f"The chat model could not answer this message{status}; nothing was stored.",
-            transient=False,
-        )
-
-
-class ChatSessionGone(ChatTurnError):
-    """The session was deleted while the model answered; the reply was dropped."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "This session was deleted while the reply was being written; nothing was stored.",
-            transient=False,
-        )
-
-
-@dataclass(slots=True)
-class Timings:
-    """Milliseconds spent per phase of one turn."""
-
-    started: float = field(default_factory=time.perf_counter)
-    context_ms: float = 0.0
-    model_ms: float = 0.0
-    total_ms: float = 0.0
-
-    def since_start(self) -> float:
-        return (time.perf_counter() - self.started) * 1000
-
-    def model_done(self, model_started: float) -> None:
-        self.model_ms = (time.perf_counter() - model_started) * 1000
-
-
-@dataclass(slots=True)
-class ChatTurn:
-    reply: str
-    episode: Episode
-    context: ContextResult
-    model: str
-    completion_tokens: int
-    timings: Timings
 
 
 def chat_messages(context: ContextResult) -> list[dict[str, str]]:
@@ -126,6 +71,12 @@ def _prepare(
     return context, timings
 
 
+#: Run inside the transaction that stores a turn's episode, before it commits
+#: (the API keeps the answer for an idempotency key there, or checks that the
+#: client is still connected); raising stores nothing.
+BeforeCommit = Callable[["ChatTurn"], None]
+
+
 def _store(
     *,
     session: ChatSession,
@@ -134,81 +85,58 @@ def _store(
     completion: Completion,
     context: ContextResult,
     timings: Timings,
+    before_commit: BeforeCommit | None = None,
 ) -> ChatTurn:
     """Store the finished exchange and log the turn; ``ChatSessionGone`` if
-    the session was deleted while the model answered."""
+    the session was deleted while the model answered, ``ClientGone`` (from
+    ``before_commit``) if nobody waits for it any more."""
     log = partial(
-        _log_turn, session=session, message=message, stream=stream, timings=timings, context=context
+        log_turn, session=session, message=message, stream=stream, timings=timings, context=context
     )
     try:
-        episode = episode_create(
-            session=session,
-            user_input=message,
-            response=completion.text,
-            metadata=turn_metadata(
-                source="chat", completion=completion, context=context, session=session, question=message
-            ),
-        )
+        with atomic_write():
+            episode = episode_create(
+                session=session,
+                user_input=message,
+                response=completion.text,
+                metadata=turn_metadata(
+                    source="chat", completion=completion, context=context, session=session, question=message
+                ),
+            )
+            timings.total_ms = timings.since_start()
+            turn = ChatTurn(
+                reply=completion.text,
+                episode=episode,
+                context=context,
+                model=completion.model,
+                completion_tokens=completion.completion_tokens,
+                timings=timings,
+            )
+            if before_commit is not None:
+                before_commit(turn)
     except SessionNotFound:
         log(outcome="session_gone")
         raise ChatSessionGone() from None
-    timings.total_ms = timings.since_start()
-    turn = ChatTurn(
-        reply=completion.text,
-        episode=episode,
-        context=context,
-        model=completion.model,
-        completion_tokens=completion.completion_tokens,
-        timings=timings,
-    )
+    except ClientGone:
+        log(outcome="client_gone")
+        raise
     log(turn=turn)
     return turn
 
 
-def _log_turn(
+def chat_turn(
     *,
+    caller: Any,
     session: ChatSession,
     message: str,
-    stream: bool,
-    timings: Timings,
-    context: ContextResult | None,
-    turn: ChatTurn | None = None,
-    error: InferenceError | None = None,
-    outcome: str | None = None,
-) -> None:
-    if not timings.total_ms:
-        timings.total_ms = timings.since_start()
-    extra: dict[str, Any] = {
-        "session": str(session.uuid),
-        "stream": stream,
-        "outcome": outcome or ("ok" if turn is not None else "error"),
-        "context_ms": round(timings.context_ms, 1),
-        "model_ms": round(timings.model_ms, 1),
-        "total_ms": round(timings.total_ms, 1),
-        "context_tokens": context.token_count if context else None,
-        "full_history_tokens": context.full_history_tokens if context else None,
-        "completion_tokens": turn.completion_tokens if turn else None,
-        "model": turn.model if turn else settings.CHAT_MODEL,
-        "episode": turn.episode.pk if turn else None,
-        "error": str(error) if error else None,
-        "transient": error.transient if error else None,
-    }
-    if settings.LOG_CONTENT:
-        extra["question"] = message
-        extra["reply"] = turn.reply if turn else None
-    if turn is not None:
-        logger.info("chat turn stored episode %s", turn.episode.pk, extra=extra)
-    elif error is not None:
-        logger.warning("chat turn failed, nothing stored: %s", error, extra=extra)
-    else:
-        logger.info("chat turn %s, nothing stored", extra["outcome"], extra=extra)
-
-
-def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | None = None) -> ChatTurn:
+    budget: int | None = None,
+    before_commit: BeforeCommit | None = None,
+) -> ChatTurn:
     """Answer ``message`` of ``caller`` in ``session`` and store the exchange as an episode.
 
     Raises ``ChatTurnError`` when the model fails (``ChatSessionGone`` when
-    the session was deleted meanwhile); nothing is stored then.
+    the session was deleted meanwhile, ``ClientGone`` from ``before_commit``);
+    nothing is stored then.
     ``ModelCallCapReached`` before anything is done while ``caller`` is at the cap.
     Must not be called inside a transaction: the model call can take long.
     """
@@ -217,10 +145,11 @@ def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | 
     client = get_client()
     chat_call_record(user=caller, session=session, client=client)
     try:
-        completion = client.chat(chat_messages(context), model=settings.CHAT_MODEL)
+        with within(timings.deadline):
+            completion = client.chat(chat_messages(context), model=settings.CHAT_MODEL)
     except InferenceError as err:
         timings.model_done(model_started)
-        _log_turn(session=session, message=message, stream=False, timings=timings, context=context, error=err)
+        log_turn(session=session, message=message, stream=False, timings=timings, context=context, error=err)
         raise ChatTurnError.from_inference(err) from err
     timings.model_done(model_started)
     return _store(
@@ -230,6 +159,7 @@ def chat_turn(*, caller: Any, session: ChatSession, message: str, budget: int | 
         completion=completion,
         context=context,
         timings=timings,
+        before_commit=before_commit,
     )
 
 
@@ -246,8 +176,16 @@ class ChatTurnStream(Iterator[str]):
     """
 
     def __init__(
-        self, *, caller: Any, session: ChatSession, message: str, context: ContextResult, timings: Timings
+        self,
+        *,
+        caller: Any,
+        session: ChatSession,
+        message: str,
+        context: ContextResult,
+        timings: Timings,
+        before_commit: BeforeCommit | None = None,
     ) -> None:
+        self.before_commit = before_commit
         self.caller = caller
         self.session = session
         self.message = message
@@ -260,7 +198,7 @@ class ChatTurnStream(Iterator[str]):
         self._finished = False
 
     def _log(self, **outcome: Any) -> None:
-        _log_turn(
+        log_turn(
             session=self.session,
             message=self.message,
             stream=True,
@@ -277,12 +215,14 @@ class ChatTurnStream(Iterator[str]):
 
     def _next_chunk(self) -> str:
         try:
-            if self._stream is None:
-                self._model_started = time.perf_counter()
-                client = get_client()
-                chat_call_record(user=self.caller, session=self.session, client=client)
-                self._stream = client.chat_stream(chat_messages(self.context), model=settings.CHAT_MODEL)
-            return next(self._stream)
+            # Set around every read: the chunks are read while the response is sent.
+            with within(self.timings.deadline):
+                if self._stream is None:
+                    self._model_started = time.perf_counter()
+                    client = get_client()
+                    chat_call_record(user=self.caller, session=self.session, client=client)
+                    self._stream = client.chat_stream(chat_messages(self.context), model=settings.CHAT_MODEL)
+                return next(self._stream)
         except InferenceError as err:
             raise self._fail(err) from err
 
@@ -323,6 +263,7 @@ class ChatTurnStream(Iterator[str]):
             completion=completion,
             context=self.context,
             timings=self.timings,
+            before_commit=self.before_commit,
         )
 
     def close(self) -> None:
@@ -338,10 +279,22 @@ class ChatTurnStream(Iterator[str]):
 
 
 def chat_turn_stream(
-    *, caller: Any, session: ChatSession, message: str, budget: int | None = None
+    *,
+    caller: Any,
+    session: ChatSession,
+    message: str,
+    budget: int | None = None,
+    before_commit: BeforeCommit | None = None,
 ) -> ChatTurnStream:
     """A streamed chat turn: the context is built now (``ModelCallCapReached``
     first, as for ``chat_turn``), the model is asked when the chunks are first
     read (or at ``start()``)."""
     context, timings = _prepare(caller=caller, session=session, message=message, budget=budget)
-    return ChatTurnStream(caller=caller, session=session, message=message, context=context, timings=timings)
+    return ChatTurnStream(
+        caller=caller,
+        session=session,
+        message=message,
+        context=context,
+        timings=timings,
+        before_commit=before_commit,
+    )

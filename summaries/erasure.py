@@ -33,6 +33,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
+from sessions_app.idempotency import idempotency_keys_erase
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
 from summaries.models import ChatCall, SummarizationState, Summary, SummaryRevision, UtilityCall
@@ -126,10 +127,13 @@ def sessions_erase(*, session_pks: Sequence[int], batch_size: int = BATCH_SESSIO
 def user_memory_erase(*, user: Any) -> Erased:
     """Erase everything ``user`` stored: every session of theirs, as ``sessions_erase``.
 
-    The account and its tokens stay.
+    The account and its tokens stay; the answers kept for its idempotency
+    keys go too (they repeat what was stored).
     """
     pks = list(ChatSession.objects.filter(owner=user).values_list("pk", flat=True))
-    return sessions_erase(session_pks=pks)
+    erased = sessions_erase(session_pks=pks)
+    idempotency_keys_erase(user=user)
+    return erased
 
 
 # --- retention ---------------------------------------------------------------

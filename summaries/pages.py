@@ -47,7 +47,7 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     summaries = list(Summary.objects.chain(session.pk))
     # Rendered with the page so a run already under way shows at once; the
     # script keeps it current from the API.
-    status = summarization_status(session)
+    status = summarization_status(session, viewer=request.user)
 
     urls = _api_urls(session)
     config: dict[str, Any] = {

@@ -177,11 +177,36 @@ class SummarizationStatus(TypedDict):
     pending_episodes: int
 
 
-def summarization_status(session_or_pk: ChatSession | int) -> SummarizationStatus:
-    """The session's summarization state as views and the API show it.
+#: What someone who is not staff reads for a failed run, by the kind of
+#: error stored: the stored text names the model server's address and its
+#: raw answer, which are the operators' business.
+FAILURE_FOR_USERS = {
+    "TransientInferenceError": "The summary model could not be reached or was busy; it is tried again later.",
+    "PermanentInferenceError": "The summary model could not summarize this session; it is tried again later.",
+    "ContextWindowExceeded": (
+        "The text to summarize is larger than the summary model takes; it is tried again later."
+    ),
+}
+FAILURE_FOR_USERS_OTHERWISE = "Summarization failed; it is tried again later."
+
+
+def error_shown_to(viewer: Any, last_error: str) -> str:
+    """``last_error`` as ``viewer`` may read it: whole for staff (and for an
+    operator, ``viewer`` ``None``), else a sentence for its kind
+    (``"<ExceptionType>: ..."`` as runs store it)."""
+    if not last_error or viewer is None or getattr(viewer, "is_staff", False):
+        return last_error
+    kind = last_error.split(":", 1)[0].strip()
+    return FAILURE_FOR_USERS.get(kind, FAILURE_FOR_USERS_OTHERWISE)
+
+
+def summarization_status(session_or_pk: ChatSession | int, *, viewer: Any) -> SummarizationStatus:
+    """The session's summarization state as ``viewer`` sees it in views and
+    the API (``None``: an operator's command, which sees everything).
 
     A session that never had a run is ``idle``. ``pending_episodes`` counts
-    the episodes no summary covers yet.
+    the episodes no summary covers yet. ``last_error`` is whole for staff
+    only (``error_shown_to``).
     """
     session_pk = session_or_pk.pk if isinstance(session_or_pk, ChatSession) else int(session_or_pk)
     row = (
@@ -193,7 +218,7 @@ def summarization_status(session_or_pk: ChatSession | int) -> SummarizationStatu
         row = {"state": State.IDLE, "last_error": "", "updated_at": None}
     return SummarizationStatus(
         state=row["state"],
-        last_error=row["last_error"],
+        last_error=error_shown_to(viewer, row["last_error"]),
         updated_at=row["updated_at"],
         pending_episodes=pending_episode_count(session_pk),
     )

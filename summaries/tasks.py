@@ -20,6 +20,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from nexus.dispatch import dispatch
+from sessions_app.idempotency import idempotency_keys_purge
 from sessions_app.semantic.backlog import resend_missing
 from summaries import run_state, runner, selectors
 from summaries.erasure import expired_sessions_purge, old_revisions_prune
@@ -195,4 +196,5 @@ def purge_expired() -> dict[str, int]:
     """The retention purge (the beat schedule runs this; ``manage.py purge_expired`` too)."""
     sessions = expired_sessions_purge(days=settings.SESSION_RETENTION_DAYS)
     revisions = old_revisions_prune(days=settings.SUMMARY_REVISION_RETENTION_DAYS)
+    idempotency_keys_purge()  # past IDEMPOTENCY_KEY_TTL_SECONDS, whatever the retention
     return {"sessions": sessions.sessions, "revisions": revisions}

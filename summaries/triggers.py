@@ -172,13 +172,13 @@ def request_run_now(
     deferred by the model-call cap is not sent before the cap allows.
 
     Also the one place that sends the encoding task for new episodes: after
-    a bulk write (``batch``), or when the count says a single write's turn
-    has come (``embedding_due``), once either way; not at all with
-    ``embeds=False`` (another check of the same transaction decides)."""
+    every write, bulk (``batch``) or single (``embedding_due``), once per
+    write; not at all with ``embeds=False`` (another check of the same
+    transaction decides)."""
     gate = selectors.session_gate(session_pk)
     if gate is None:
         return False
-    # The same counters say when the new episodes' vectors are due: no query of their own.
+    # Whether vectors are written at all: no query of its own.
     if embeds and embedding_due(gate.episode_count, batch=batch):
         queue_embedding(session_pk)
     if not (force or (gate.fires and not gate.deferred)):

@@ -133,7 +133,8 @@ def sessions_with_usage(queryset: QuerySet[ChatSession] | None = None) -> QueryS
 
 def _recent_covered_tokens(sessions: list[ChatSession], recent: int) -> dict[int, int]:
     """Per session: tokens of the last ``recent`` episodes that a summary
-    already covers (the context gives them in full as well). One query."""
+    already covers (the context's window may give them as well, within its
+    share of the budget). One query."""
     if not sessions or recent <= 0:
         return {}
     covered_last = {s.pk: s.covered_last for s in sessions if s.covered_last is not None}

@@ -27,7 +27,10 @@ Modes (``set_mode(mode, ...)``; each request takes the next scripted mode first)
     slow (waits ``slow_seconds`` before answering: for client timeouts),
     malformed_json (200 with a body that is not JSON / a bad stream line),
     empty_content (a well-formed answer with empty text),
-    disconnect (closes the connection without answering).
+    disconnect (closes the connection without answering),
+    cut_stream (a stream that ends cleanly after its first chunk, without its
+    final message: no ``done: true``, no ``finish_reason``, no ``[DONE]``),
+    trickle (a stream that sends each chunk ``trickle_seconds`` after the last).
     ``latency`` delays every answer; ``fail_next=3, fail_mode="http_500"``
     (or ``script=[...]``) makes the next requests fail and then recover;
     ``usage=False`` drops the token counts. ``set_mode`` replaces the whole
@@ -79,7 +82,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-MODES = ("ok", "http_500", "http_429", "http_400", "slow", "malformed_json", "empty_content", "disconnect")
+MODES = (
+    "ok",
+    "http_500",
+    "http_429",
+    "http_400",
+    "slow",
+    "malformed_json",
+    "empty_content",
+    "disconnect",
+    "cut_stream",
+    "trickle",
+)
 FAKE_MODELS = ("fake-utility", "fake-chat")
 _USER_LINE = re.compile(r"^User: ", re.M)
 
@@ -114,6 +128,7 @@ class Behaviour:
     slow_seconds: float = 30.0
     script: list[str] = field(default_factory=list)
     usage: bool = True
+    trickle_seconds: float = 8.0
 
     @classmethod
     def build(
@@ -126,13 +141,19 @@ class Behaviour:
         fail_next: int = 0,
         fail_mode: str = "http_500",
         usage: bool = True,
+        trickle_seconds: float = 8.0,
     ) -> Behaviour:
         steps = [fail_mode] * fail_next + list(script)
         for name in [mode, *steps]:
             if name not in MODES:
                 raise ValueError(f"unknown mode {name!r}; choose from {', '.join(MODES)}")
         return cls(
-            mode=mode, latency=float(latency), slow_seconds=float(slow_seconds), script=steps, usage=usage
+            mode=mode,
+            latency=float(latency),
+            slow_seconds=float(slow_seconds),
+            script=steps,
+            usage=usage,
+            trickle_seconds=float(trickle_seconds),
         )
 
 
@@ -284,6 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
             "client_port": self.client_address[1],
         }
         mode, behaviour, wake = self.server.state.take(record)
+        self.wake = wake
         if behaviour.latency:
             wake.wait(behaviour.latency)
         if mode == "slow":
@@ -364,9 +386,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._start_chunked("application/x-ndjson")
         if mode == "malformed_json":
             self._chunk("this is not json\n")
-        for piece in reply_chunks(text) if text else []:
+        for piece in self._pieces(text, mode, behaviour):
             line = {"model": model, "message": {"role": "assistant", "content": piece}, "done": False}
             self._chunk(json.dumps(line) + "\n")
+        if mode == "cut_stream":
+            self._end_chunked()
+            return
         final = {"model": model, "message": {"role": "assistant", "content": ""}, "done": True, **usage}
         self._chunk(json.dumps(final) + "\n")
         self._end_chunked()
@@ -396,15 +421,29 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "malformed_json":
             self._chunk("data: {broken\n\n")
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model}
-        for piece in reply_chunks(text) if text else []:
+        for piece in self._pieces(text, mode, behaviour):
             event = {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
             self._chunk(f"data: {json.dumps(event)}\n\n")
+        if mode == "cut_stream":
+            self._end_chunked()
+            return
         last: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
         if behaviour.usage:
             last["usage"] = usage
         self._chunk(f"data: {json.dumps(last)}\n\n")
         self._chunk("data: [DONE]\n\n")
         self._end_chunked()
+
+    def _pieces(self, text: str, mode: str, behaviour: Behaviour) -> Any:
+        """The chunks of a streamed reply: the first only when the stream is
+        cut, each after ``trickle_seconds`` when it trickles."""
+        pieces = reply_chunks(text) if text else []
+        if mode == "cut_stream":
+            pieces = pieces[:1]
+        for piece in pieces:
+            if mode == "trickle" and self.wake.wait(behaviour.trickle_seconds):
+                return  # stop() or reset(): end now
+            yield piece
 
     def _utility_complete(self, body: dict[str, Any], mode: str, behaviour: Behaviour) -> None:
         if mode == "malformed_json":

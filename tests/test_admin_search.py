@@ -144,3 +144,13 @@ def test_lookup_matches_all_terms_or_any():
 def test_lookup_without_terms_raises_empty_query():
     with pytest.raises(EmptyQuery):
         matching_episode_ids("the of and")
+
+
+def test_a_number_finds_the_text_that_holds_it_never_an_owner_of_that_id():
+    """The SQLite index also holds each episode's owner id; a query's words
+    are looked for in the text only."""
+    session = ChatSessionFactory()
+    plain = EpisodeFactory(session=session, user_input="nothing numeric", response="here")
+    numbered = EpisodeFactory(user_input=f"room {session.owner_id} is free", response="ok")
+    assert matching_episode_ids(str(session.owner_id), match_all=False) == [numbered.pk]
+    assert plain.pk in matching_episode_ids("numeric")

@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from sessions_app.models import ChatSession, Episode
 from summaries.models import SummarizationState, Summary
@@ -170,3 +170,52 @@ def test_import_refuses_a_format_it_does_not_know(owner, tmp_path):
         call_command("import_transcript", str(path), "--owner", "owner", stderr=err)
     assert err.getvalue().startswith("line 1: unknown \"format\" 'nexus-transcript/3'")
     assert not ChatSession.objects.exists()
+
+
+# --- an export that fails ---------------------------------------------------------
+
+
+def _failing_after(sessions_ok: int, monkeypatch) -> None:
+    """The database drops the connection when the export reaches session
+    number ``sessions_ok + 1`` (fault injected where the export reads it)."""
+    from django.db import OperationalError
+
+    from summaries import transfer
+
+    real = transfer.export_lines
+    seen: list[int] = []
+
+    def export_lines(session, **kwargs):
+        seen.append(session.pk)
+        if len(seen) > sessions_ok:
+            raise OperationalError("server closed the connection unexpectedly")
+        yield from real(session, **kwargs)
+
+    monkeypatch.setattr(transfer, "export_lines", export_lines)
+
+
+def test_an_export_failing_before_its_first_line_is_a_json_503(api_client, owner, monkeypatch):
+    _memory(owner)
+    _failing_after(0, monkeypatch)
+    response = api_client.get("/api/me/export/")
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("application/json")
+    assert "Retry-After" in response and "detail" in response.json()
+
+
+def test_an_export_failing_midway_ends_with_an_error_line_the_importer_refuses(
+    api_client, owner, monkeypatch, tmp_path
+):
+    _memory(owner)
+    _failing_after(1, monkeypatch)
+    response = api_client.get("/api/me/export/")
+    assert response.status_code == 200
+    lines = _lines(response)
+    assert lines[-1]["type"] == "error" and "incomplete" in lines[-1]["detail"]
+    assert [line["title"] for line in lines if line.get("type") == "session"] == ["First"]
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    before = ChatSession.objects.count()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_transcript", str(path), "--owner", "owner", stderr=io.StringIO())
+    assert ChatSession.objects.count() == before

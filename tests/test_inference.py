@@ -296,13 +296,24 @@ def test_ollama_error_line_mid_stream_is_transient(mock_transport, settings):
     assert stream.completion is None
 
 
-def test_openai_stream_ending_without_done_keeps_what_arrived(mock_transport, settings):
+def test_openai_stream_ending_after_finish_reason_without_done_is_whole(mock_transport, settings):
+    settings.INFERENCE_SERVICE_URL = "http://openai.test"
+    event = {"choices": [{"index": 0, "delta": {"content": "Whole answer"}, "finish_reason": "stop"}]}
+    mock_transport(lambda request: httpx.Response(200, text=f"data: {json.dumps(event)}\n\n"))
+    stream = get_client("openai").chat_stream(MESSAGES)
+    assert "".join(stream) == "Whole answer"
+    assert stream.completion is not None and stream.completion.text == "Whole answer"
+
+
+def test_openai_stream_ending_without_finish_reason_or_done_is_an_error(mock_transport, settings):
+    # What arrived before the cut is not the reply (it used to be kept as one).
     settings.INFERENCE_SERVICE_URL = "http://openai.test"
     event = {"choices": [{"index": 0, "delta": {"content": "Partial answer"}}]}
     mock_transport(lambda request: httpx.Response(200, text=f"data: {json.dumps(event)}\n\n"))
     stream = get_client("openai").chat_stream(MESSAGES)
-    assert "".join(stream) == "Partial answer"
-    assert stream.completion is not None and stream.completion.text == "Partial answer"
+    with pytest.raises(TransientInferenceError, match="ended early"):
+        "".join(stream)
+    assert stream.completion is None
 
 
 # --- failures -----------------------------------------------------------------

@@ -97,3 +97,22 @@ def test_no_limit_when_turned_off(owner, settings):
     attempt = PAGES["web"]
     assert all(attempt("owner", "wrong") == 200 for _ in range(6))
     assert attempt("owner", PASSWORD) == 302
+
+
+def _raw_api(body: str) -> int:
+    return APIClient().post("/api/auth/token/", body, content_type="application/json").status_code
+
+
+@pytest.mark.parametrize("username", ["own\\u0000er", "own\\ud800er"], ids=["nul", "lone-surrogate"])
+def test_a_username_the_database_cannot_hold_is_a_400_on_the_api(owner, username):
+    body = f'{{"username": "{username}", "password": "{PASSWORD}"}}'
+    assert _raw_api(body) == 400
+    # ... and counts for nothing: the right login still works.
+    assert api("owner", PASSWORD) == 200
+
+
+@pytest.mark.parametrize("path", ["/accounts/login/", "/admin/login/"])
+def test_a_nul_in_a_web_login_username_is_refused_by_the_form(owner, path):
+    response = Client().post(path, {"username": "own\x00er", "password": PASSWORD})
+    assert response.status_code == 200
+    assert not response.wsgi_request.user.is_authenticated

@@ -157,6 +157,29 @@ def test_plain_logs_by_default():
         json.loads(lines[0])
 
 
+SERVER_LINE = """
+import logging
+import django
+django.setup()
+logging.getLogger("django.server").info(
+    '"%s" %s %s', "GET /api/search/?q=zanzibar HTTP/1.1", "200", "14"
+)
+"""
+
+
+@pytest.mark.parametrize(("log_content", "shown"), [("", False), ("1", True)])
+def test_development_server_lines_keep_the_query_only_with_log_content(log_content, shown):
+    result = run_python(
+        "-c", SERVER_LINE,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "nexus.settings", "DJANGO_DEBUG": "1",
+             "LOG_CONTENT": log_content},
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "GET /api/search/?" in result.stderr and "HTTP/1.1" in result.stderr
+    assert ("zanzibar" in result.stderr) is shown
+
+
 def test_gunicorn_access_lines_are_json_without_query_strings():
     import logging
 
@@ -201,7 +224,15 @@ def gunicorn_config(**env: str) -> dict:
 
 def test_gunicorn_config_for_two_cores_reads_port_and_concurrency():
     default = gunicorn_config()
-    assert (default["workers"], default["worker_class"], default["threads"]) == (2, "gthread", 4)
+    # The gthread worker, answering gunicorn's own errors in JSON (nexus.gunicorn_support).
+    assert (default["workers"], default["worker_class"], default["threads"]) == (
+        2, "nexus.gunicorn_support.JsonErrorWorker", 4,
+    )  # fmt: skip
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from nexus.gunicorn_support import JsonErrorWorker
+
+    assert issubclass(JsonErrorWorker, ThreadWorker)
     assert default["bind"] == "0.0.0.0:8000"
     assert "%(q)s" not in default["access_log_format"]
     tuned = gunicorn_config(PORT="9123", WEB_CONCURRENCY="5", LOG_CONTENT="1")

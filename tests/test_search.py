@@ -17,7 +17,7 @@ from sessions_app.search import (
     rank_session,
     search_terms,
 )
-from sessions_app.search.base import owner_scope
+from sessions_app.search.base import owner_scope, session_scope
 from sessions_app.search.database import episode_backend
 from sessions_app.search.schema import FTS
 from sessions_app.services import episode_create, episodes_bulk_create
@@ -197,3 +197,70 @@ def test_on_sqlite_an_owners_probe_starts_from_the_terms_matches(owner):
         steps = [row[-1] for row in cursor.fetchall()]
     scans = [step for step in steps if step.startswith(("SCAN", "SEARCH"))]
     assert scans[0].startswith(f"SCAN {FTS}"), steps
+
+
+def _vm_steps(run) -> int:
+    """SQLite virtual-machine instructions ``run()`` executes: the work the
+    query does with the rows the index hands it (counted, never timed)."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    raw = connection.connection
+    raw.set_progress_handler(count, 1)
+    try:
+        run()
+    finally:
+        raw.set_progress_handler(None, 1)
+    return steps[0]
+
+
+def test_on_sqlite_an_owners_search_does_the_same_work_however_many_others_hold_the_word(owner, other_user):
+    """The owner is filtered inside the full-text lookup: 400 of another user's
+    episodes holding a word change nothing the owner's search of it does, so
+    its timing tells nothing of other users' words. Counted in SQLite's
+    instructions (the rows the index hands the query), not timed."""
+    if connection.vendor != "sqlite":
+        pytest.skip("about SQLite's full-text index")
+    mine = ChatSessionFactory(owner=owner)
+    episodes_bulk_create(session=mine, items=[filler(n) for n in range(50)])
+    theirs = ChatSessionFactory(owner=other_user)
+    episodes_bulk_create(
+        session=theirs, items=[{"user_input": f"greyhound races {n}", "response": "fast"} for n in range(400)]
+    )
+    backend = episode_backend()
+    scope = owner_scope(owner.pk)
+    # "greyhound": in 400 of the other user's episodes; "whippet": in nobody's.
+    for method in (
+        lambda term: backend.probe(scope, [term], limit=5),
+        lambda term: backend.window(scope, [term], size=64),
+    ):
+        method("poodle")  # the first lookup of a connection also loads the index's configuration
+        held = _vm_steps(lambda: method("greyhound"))
+        unheld = _vm_steps(lambda: method("whippet"))
+        assert held == unheld
+    with CaptureQueriesContext(connection) as ctx:
+        assert backend.probe(scope, ["greyhound"], limit=5) == {"greyhound": []}
+    assert f'owner_id : "{owner.pk}"' in ctx.captured_queries[0]["sql"]
+
+
+def test_on_sqlite_a_sessions_window_does_the_same_work_however_many_others_wrote_between_its_episodes(
+    owner, other_user
+):
+    if connection.vendor != "sqlite":
+        pytest.skip("about SQLite's full-text index")
+    mine = ChatSessionFactory(owner=owner)
+    theirs = ChatSessionFactory(owner=other_user)
+    for n in range(20):  # the other user writes between each two of the owner's episodes
+        episode_create(session=mine, user_input=f"note {n}", response="kept")
+        episodes_bulk_create(
+            session=theirs, items=[{"user_input": f"greyhound {n}", "response": "fast"} for _ in range(10)]
+        )
+    backend = episode_backend()
+    scope = session_scope(mine.pk)
+    backend.window(scope, ["poodle"], size=64)
+    assert _vm_steps(lambda: backend.window(scope, ["greyhound"], size=64)) == _vm_steps(
+        lambda: backend.window(scope, ["whippet"], size=64)
+    )

@@ -239,7 +239,7 @@ def test_backlog_over_the_cap_is_folded_oldest_first_and_nothing_goes_unseen(ses
     folded = len(fake_model.requests)
     # Full chunks while the gate fires; a remainder under SUMMARY_MIN_EPISODES waits.
     assert folded > 1
-    assert summarization_status(session)["pending_episodes"] < 5
+    assert summarization_status(session, viewer=None)["pending_episodes"] < 5
     run_session(session_pk=session.pk, owner=OWNER, client=ollama, force=True)
 
     prompts = [r["body"]["messages"][0]["content"] for r in fake_model.requests]
@@ -311,15 +311,15 @@ def test_a_failed_call_stores_nothing_and_marks_the_state(session, ollama, fake_
     state = SummarizationState.objects.get(session=session)
     assert state.state == "failed" and state.last_error and state.failed_at
     assert state.lease_owner == ""  # the retry (same task id) or another task may run
-    status = summarization_status(session)
+    status = summarization_status(session, viewer=None)
     assert status["state"] == "failed" and status["pending_episodes"] == 5
 
     fake_model.set_mode("ok")
     run_session(session_pk=session.pk, owner=OWNER, client=ollama)
     (row,) = assert_tiles(session)
     assert row.content.startswith("Summary of 5 exchanges")
-    assert summarization_status(session) == {
-        **summarization_status(session),
+    assert summarization_status(session, viewer=None) == {
+        **summarization_status(session, viewer=None),
         "state": "idle",
         "last_error": "",
     }

@@ -79,7 +79,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = PayloadTooLarge()
     elif isinstance(exc, RecursionError):
         exc = exceptions.ParseError("JSON parse error - nested too deeply.")
-    elif (failure := database_failure(exc)) is not None:
+    elif (failure := database_failure(exc, context.get("request"))) is not None:
         log_database_unavailable(context["request"], exc)
         exc = DatabaseUnavailable(failure)
     return drf_exception_handler(exc, context)

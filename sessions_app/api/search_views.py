@@ -4,6 +4,11 @@ Views parse and check access; ranking and snippets are ``sessions_app.session_se
 (one session, ranked as its context ranks) and ``sessions_app.search``'s (every session).
 A session the caller may not see is a 404 like an unknown one; a query with
 nothing to search for is a 400 naming ``q``.
+
+Each also takes ``POST`` with ``{"q", "limit"}`` as a JSON body, same answer:
+a query of 1,000 characters outside ASCII is up to 12,000 bytes
+percent-encoded, more than any request line a server takes (gunicorn's
+``limit_request_line`` is 4,094 bytes, and at most 8,190).
 """
 
 from __future__ import annotations
@@ -29,7 +34,11 @@ BAD_QUERY = OpenApiResponse(
 
 
 def search_query(request: Request) -> dict[str, Any]:
-    checked = SearchQuerySerializer(data=request.query_params)
+    """``q`` and ``limit``: from the query string of a GET, the JSON body of a POST."""
+    data = request.query_params if request.method == "GET" else request.data
+    if not hasattr(data, "get"):
+        raise ValidationError({"non_field_errors": ["Send a JSON object with 'q' (and 'limit')."]})
+    checked = SearchQuerySerializer(data=data)
     checked.is_valid(raise_exception=True)
     return checked.validated_data
 
@@ -53,10 +62,11 @@ def empty_query_error(error: EmptyQuery) -> ValidationError:
     return ValidationError({"q": [str(error)]})
 
 
-@extend_schema(tags=["search"], parameters=[UUID_PARAM, SearchQuerySerializer])
+@extend_schema(tags=["search"], parameters=[UUID_PARAM])
 class SessionSearchView(APIView):
     @extend_schema(
         summary="Full-text search of one session's episodes, best first",
+        parameters=[SearchQuerySerializer],
         responses={200: SearchResultsSerializer, 400: BAD_QUERY},
     )
     def get(self, request: Request, uuid: str) -> Response:
@@ -68,11 +78,20 @@ class SessionSearchView(APIView):
             raise empty_query_error(error) from None
         return Response(results_payload(found))
 
+    @extend_schema(
+        summary="The same search, its query in a JSON body (for a query too long for a URL)",
+        request=SearchQuerySerializer,
+        responses={200: SearchResultsSerializer, 400: BAD_QUERY},
+    )
+    def post(self, request: Request, uuid: str) -> Response:
+        return self.get(request, uuid)
 
-@extend_schema(tags=["search"], parameters=[SearchQuerySerializer])
+
+@extend_schema(tags=["search"])
 class SearchView(APIView):
     @extend_schema(
         summary="Full-text search of the episodes of every session you can see, best first",
+        parameters=[SearchQuerySerializer],
         responses={200: SearchResultsSerializer, 400: BAD_QUERY},
     )
     def get(self, request: Request) -> Response:
@@ -82,3 +101,11 @@ class SearchView(APIView):
         except EmptyQuery as error:
             raise empty_query_error(error) from None
         return Response(results_payload(found))
+
+    @extend_schema(
+        summary="The same search, its query in a JSON body (for a query too long for a URL)",
+        request=SearchQuerySerializer,
+        responses={200: SearchResultsSerializer, 400: BAD_QUERY},
+    )
+    def post(self, request: Request) -> Response:
+        return self.get(request)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_aware
 from rest_framework import serializers
 
 from nexus.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField, check_metadata
+from sessions_app.api.validators import LimitedTextField, MetadataField
 from sessions_app.models import ChatSession, Episode
-from sessions_app.validation import is_storable_text
+from sessions_app.validation import episode_problems
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -101,6 +100,16 @@ class EpisodeWriteSerializer(serializers.Serializer):
         "earlier than the session's latest episode, and not decreasing along a list. Default: now.",
     )
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # The fields above state the limits for the schema and word the usual
+        # errors; the rule itself is the one every write path applies.
+        problems = episode_problems(
+            user_input=attrs["user_input"], response=attrs["response"], metadata=attrs.get("metadata")
+        )
+        if problems:
+            raise serializers.ValidationError({name: [problem] for name, problem in problems.items()})
+        return attrs
+
 
 # Single writes are the hot path of every chat client. A DRF serializer
 # deep-copies its declared fields on every instance and checks text for
@@ -113,25 +122,18 @@ def plain_episode_input(data: Any) -> dict[str, Any] | None:
     """``EpisodeWriteSerializer(data=data).validated_data`` when ``data`` is
     plainly valid (strings within the limit that the database can store, a
     metadata object that passes its checks); None when the serializer must judge."""
-    if type(data) is not dict:
+    if type(data) is not dict or "created_at" in data:
         return None
     user_input, response = data.get("user_input"), data.get("response")
-    if type(user_input) is not str or type(response) is not str or not user_input or "created_at" in data:
+    if type(user_input) is not str or type(response) is not str:
         return None
-    limit = settings.EPISODE_MAX_CHARS
-    if len(user_input) > limit or len(response) > limit:
+    metadata = data.get("metadata")
+    if "metadata" in data and type(metadata) is not dict:
         return None
-    if not (is_storable_text(user_input) and is_storable_text(response)):
+    if episode_problems(user_input=user_input, response=response, metadata=metadata):
         return None
     validated: dict[str, Any] = {"user_input": user_input, "response": response}
     if "metadata" in data:
-        metadata = data["metadata"]
-        if type(metadata) is not dict:
-            return None
-        try:
-            check_metadata(metadata)
-        except serializers.ValidationError:
-            return None
         validated["metadata"] = metadata
     return validated
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -32,6 +31,7 @@ from rest_framework.views import APIView
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
 from nexus.login_limit import login_succeeded, login_wait
+from sessions_app.api.idempotency import KEY_PARAM, idempotent
 from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
     AfterIdSerializer,
@@ -52,6 +52,7 @@ from sessions_app.services import (
     session_delete,
     session_update,
 )
+from sessions_app.validation import batch_problem, text_problem
 
 UUID_PARAM = OpenApiParameter(
     "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
@@ -74,6 +75,10 @@ class AuthTokenView(ObtainAuthToken):
         # Failed logins are counted by nexus.login_limit's receiver of user_login_failed.
         data = request.data if isinstance(request.data, dict) else {}
         username = str(data.get("username", ""))
+        # Before it is counted or looked up: text no database holds (a NUL,
+        # a lone surrogate) would fail there as a server error.
+        if problem := text_problem(username):
+            raise ValidationError({"username": [problem]})
         wait = login_wait(request, username)
         if wait is not None:
             raise Throttled(wait)
@@ -101,7 +106,8 @@ class SessionListView(generics.ListCreateAPIView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(summary="Create a session", responses={201: SessionSerializer})
+    @extend_schema(summary="Create a session", parameters=[KEY_PARAM], responses={201: SessionSerializer})
+    @idempotent()
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -182,8 +188,10 @@ class EpisodeListView(generics.ListAPIView):
             "the index of each invalid item. The token count is computed by the server."
         ),
         request=EPISODE_WRITE,
+        parameters=[KEY_PARAM],
         responses={201: EPISODE_WRITTEN, 400: OpenApiResponse(description="Invalid input; names the fields.")},
     )
+    @idempotent()
     def post(self, request: Request, uuid: str) -> Response:
         data = request.data
         if isinstance(data, list):
@@ -202,13 +210,9 @@ class EpisodeListView(generics.ListAPIView):
         return Response(episode_payload(episode), status=status.HTTP_201_CREATED)
 
     def _post_many(self, session: ChatSession, data: list[Any]) -> Response:
-        limit = settings.API_BULK_MAX_EPISODES
-        if not data:
-            raise ValidationError({"non_field_errors": ["Send at least one episode."]})
-        if len(data) > limit:
-            raise ValidationError(
-                {"non_field_errors": [f"At most {limit} episodes per request (got {len(data)})."]}
-            )
+        problem = batch_problem(len(data))
+        if problem:
+            raise ValidationError({"non_field_errors": [problem]})
         serializer = EpisodeWriteSerializer(data=data, many=True)
         serializer.is_valid(raise_exception=True)
         try:

@@ -12,7 +12,7 @@ them and taken verbatim, so no query syntax ever reaches the database.
   the vector alone. The matches are gathered in a materialized CTE before
   the newest are taken, so a LIMIT cannot talk the planner into walking the
   primary key backwards in the hope of meeting a rare term early.
-- SQLite: ``sessions_app_episode_fts MATCH '"a" "b"'`` (``OR`` for any),
+- SQLite: ``sessions_app_episode_fts MATCH '{user_input response} : ("a" "b")'`` (``OR`` for any),
   each term an FTS5 string; FTS5 yields rowids (the episode ids) newest first.
 """
 
@@ -23,7 +23,7 @@ from django.db import connections, router
 from sessions_app.models import Episode
 from sessions_app.search import EmptyQuery, search_terms
 from sessions_app.search.postgres import tsquery_literal
-from sessions_app.search.sqlite import fts_string
+from sessions_app.search.sqlite import text_query
 
 __all__ = ["LOOKUP_LIMIT", "EmptyQuery", "matching_episode_ids"]
 
@@ -50,7 +50,7 @@ def matching_episode_ids(text: str, *, match_all: bool = True, limit: int = LOOK
             " SELECT id FROM m ORDER BY id DESC LIMIT %s"
         )
     elif connection.vendor == "sqlite":
-        query = (" " if match_all else " OR ").join(map(fts_string, terms))
+        query = text_query(terms, match_all=match_all)
         sql = f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH %s ORDER BY rowid DESC LIMIT %s"
     else:
         raise NotImplementedError(f"No episode search for the {connection.vendor} database.")

@@ -20,6 +20,14 @@ across all their sessions, and the vector alone (staff who see everything).
 It replaces the index on ``(session_id, search_vector)``; both are built
 ``CONCURRENTLY`` (``swap_search_index``), outside a transaction.
 
+From migration 0009 the SQLite index holds the owner too: a third column,
+``owner_id``, read from the episode row like the text (so the table stays
+external content, with no view in between). A search across an owner's
+sessions names the owner inside its ``MATCH`` (``owner_id : "42" AND
+{user_input response} : "walrus"``), so FTS5 intersects the two itself
+and hands back the owner's matches only: how many of other users'
+episodes hold the word changes nothing the query does.
+
 Neither is a model field: the index is the database's business, read only
 by ``sessions_app.search``.
 """
@@ -59,6 +67,23 @@ SQLITE_TRIGGERS = [
         INSERT INTO {FTS}(rowid, user_input, response) VALUES (new.id, new.user_input, new.response);
     END""",
 ]
+#: From 0009: the owner is indexed too (module docstring).
+SQLITE_OWNER_TRIGGERS = [
+    f"""CREATE TRIGGER {FTS}_insert AFTER INSERT ON {TABLE} BEGIN
+        INSERT INTO {FTS}(rowid, user_input, response, owner_id)
+        VALUES (new.id, new.user_input, new.response, new.owner_id);
+    END""",
+    f"""CREATE TRIGGER {FTS}_delete AFTER DELETE ON {TABLE} BEGIN
+        INSERT INTO {FTS}({FTS}, rowid, user_input, response, owner_id)
+        VALUES ('delete', old.id, old.user_input, old.response, old.owner_id);
+    END""",
+    f"""CREATE TRIGGER {FTS}_update AFTER UPDATE OF user_input, response, owner_id ON {TABLE} BEGIN
+        INSERT INTO {FTS}({FTS}, rowid, user_input, response, owner_id)
+        VALUES ('delete', old.id, old.user_input, old.response, old.owner_id);
+        INSERT INTO {FTS}(rowid, user_input, response, owner_id)
+        VALUES (new.id, new.user_input, new.response, new.owner_id);
+    END""",
+]
 SQLITE_REBUILD = f"INSERT INTO {FTS}({FTS}) VALUES ('rebuild')"
 SQLITE_FORWARD = [
     f"""CREATE VIRTUAL TABLE {FTS} USING fts5(
@@ -72,6 +97,15 @@ SQLITE_BACKWARD = [  # the triggers first: restore_sqlite_triggers takes those t
     f"DROP TRIGGER IF EXISTS {FTS}_update",
     f"DROP TABLE IF EXISTS {FTS}",
 ]
+SQLITE_OWNER_FORWARD = [
+    *SQLITE_BACKWARD,
+    f"""CREATE VIRTUAL TABLE {FTS} USING fts5(
+        user_input, response, owner_id,
+        content='{TABLE}', content_rowid='id', tokenize='porter unicode61')""",
+    *SQLITE_OWNER_TRIGGERS,
+    SQLITE_REBUILD,
+]
+SQLITE_OWNER_BACKWARD = [*SQLITE_BACKWARD, *SQLITE_FORWARD]
 
 
 SEARCH_INDEX = "episode_search_idx"  # 0003: (session_id, search_vector)
@@ -129,6 +163,24 @@ def drop_index(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
 
 def restore_sqlite_triggers(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """After SQLite rebuilt the episode table: its triggers again, and the
-    index rebuilt from the table (rows written meanwhile were not indexed)."""
+    index rebuilt from the table (rows written meanwhile were not indexed).
+    The triggers are those of the index as it is at this point of the
+    migrations: with the owner column from 0009, without it before."""
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(f"PRAGMA table_info({FTS})")
+        columns = {row[1] for row in cursor.fetchall()}
+    triggers = SQLITE_OWNER_TRIGGERS if "owner_id" in columns else SQLITE_TRIGGERS
+    _execute(schema_editor, [*SQLITE_BACKWARD[:3], *triggers, SQLITE_REBUILD])
+
+
+def index_owner(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """SQLite: the index with the owner column (0009); nothing to do on PostgreSQL."""
     if schema_editor.connection.vendor == "sqlite":
-        _execute(schema_editor, [*SQLITE_BACKWARD[:3], *SQLITE_TRIGGERS, SQLITE_REBUILD])
+        _execute(schema_editor, SQLITE_OWNER_FORWARD)
+
+
+def unindex_owner(apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor == "sqlite":
+        _execute(schema_editor, SQLITE_OWNER_BACKWARD)

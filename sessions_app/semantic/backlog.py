@@ -5,16 +5,16 @@ and may be lost: a worker killed mid-run, a broker restarted empty, an
 embedded worker's queue gone with its process. Nothing else would send it
 again for a session that is no longer written to, so the sweep asks here.
 
-What counts as missing: an episode older than the session's newest
-``CONTEXT_RECENT_EPISODES`` without vectors. A single write sends the task
-only once in that many (``embedding_due``), so a session normally carries
-up to that many unencoded episodes and the next due write covers them (they
-are mostly in the context's recent window; those its share of the budget
-leaves to retrieval are found by their words meanwhile); the sweep leaves
-them alone. Counted by positions: the session's
-position counter less the position its vectors reach
-(``ChatSession.encoded_through_position``), an expression with an index of
-its own, so the sweep reads the sessions that are behind and no others.
+What counts as missing: an episode past the position the session's vectors
+reach (``ChatSession.encoded_through_position``), counted as the session's
+position counter less that reach, an expression with an index of its own,
+so the sweep reads the sessions that are behind and no others. Every write
+sends the task, so a session is behind only for the time its task waits,
+or for good when the task was lost; and every session was set back to the
+start by the migration that widened passages to the whole text
+(``sessions_app.semantic.passages``), so the sweep also encodes the
+history written before, a few sessions at a time (``embed_pending``
+replaces the older rows).
 
 When: once nothing has moved for ``SUMMARY_QUEUED_STALE_SECONDS`` (the
 time after which the summaries' sweep also presumes a message lost): no
@@ -34,7 +34,7 @@ from django.utils import timezone
 from sessions_app.models import ChatSession
 from sessions_app.semantic import enabled
 from sessions_app.semantic.store import embed_pending
-from sessions_app.semantic.tasks import every, queue_embedding
+from sessions_app.semantic.tasks import queue_embedding
 
 #: Sessions one sweep sends at most: a lost task is rare, and a long backlog
 #: (history from before vectors existed) must not bury the worker's other
@@ -44,14 +44,14 @@ SWEEP_LIMIT = 20
 
 
 def sessions_behind(*, now: datetime, limit: int = SWEEP_LIMIT) -> list[int]:
-    """Primary keys of sessions with episodes older than their recent window
-    and no vectors, quiet for ``SUMMARY_QUEUED_STALE_SECONDS``; those
+    """Primary keys of sessions with episodes past their vectors' reach,
+    quiet for ``SUMMARY_QUEUED_STALE_SECONDS``; those
     missing least first (the quick ones, typically one lost task, before a
     long backlog). One query, a range of ``session_unencoded_idx``."""
     quiet = now - timedelta(seconds=settings.SUMMARY_QUEUED_STALE_SECONDS)
     return list(
         ChatSession.objects.alias(unencoded=F("cached_last_position") - F("encoded_through_position"))
-        .filter(unencoded__gt=every(), updated_at__lt=quiet)
+        .filter(unencoded__gt=0, updated_at__lt=quiet)
         .filter(Q(encoding_activity_at__isnull=True) | Q(encoding_activity_at__lt=quiet))
         .order_by("unencoded")
         .values_list("pk", flat=True)[:limit]

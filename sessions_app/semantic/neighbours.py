@@ -1,13 +1,16 @@
 """The episodes of a session closest in meaning to a question.
 
-Cost is bounded whatever the session's length: only the newest
-``CONTEXT_SEMANTIC_CANDIDATES`` episodes are compared (by their whole
-exchange's vector, the newest ``PASSAGE_EPISODES`` by their passages' too),
-and their vectors are kept in this process between questions
-(``SessionVectors``), so a question reads
-only the vectors written since the last one: one probe of the
-``(session, episode)`` index, usually returning nothing. Keeping them is
-safe because vectors never change, and episodes go only with their session.
+Cost is bounded whatever the session's length, in two steps: the newest
+``CONTEXT_SEMANTIC_CANDIDATES`` episodes are compared by their whole
+exchange's vector, and the question's candidates alone (the episodes found
+by its words and the closest by the first step, at most as many as the
+ranking asks for, ``refine``) by their passages' too, read by their ids in
+one query. The whole exchanges' vectors are kept in this process between
+questions (``SessionVectors``), so a question reads only the vectors
+written since the last one: one probe of the ``(session, episode)`` index,
+usually returning nothing. Keeping them is safe because an episode's whole
+vector never changes (a row encoded again has the same first vector), and
+episodes go only with their session.
 """
 
 from __future__ import annotations
@@ -19,20 +22,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
-#: Vectors kept in this process, all sessions together (about 1.5 KB each;
-#: an episode has one to ``passages.MAX_VECTORS``).
+#: Whole-exchange vectors kept in this process, all sessions together (about 1.5 KB each).
 CACHE_ROWS = 50_000
-#: Passages are compared for the newest this many episodes; older ones by
-#: their whole exchange's vector alone. A question's cost stays near what one
-#: vector per episode cost (bench/read_scaling.py), and a session of a few
-#: hundred exchanges, the length that matters most, is compared in full.
-PASSAGE_EPISODES = 1000
 #: A question longer than this is cut before it is encoded (the encoder
 #: reads 256 word pieces at most anyway).
 QUESTION_CHARACTERS = 2000
@@ -53,20 +51,14 @@ class SessionVectors:
     ids: np.ndarray  # int64, oldest first
     tokens: np.ndarray  # int64
     heads: np.ndarray  # float32, one row per id: the whole exchange's vector
-    passages: np.ndarray  # float32: the passages' vectors, episode after episode
-    counts: np.ndarray  # int64, per id: its passages (none in rows written before passages)
 
     @classmethod
     def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
+        """Rows read with their first vector alone (``_read(heads=True)``);
+        a longer row's passages are left out."""
         matrix, per_row = to_matrix(blobs)
         starts = np.concatenate([[0], np.cumsum(per_row)[:-1]]).astype(np.int64) if len(per_row) else per_row
-        return cls(
-            np.asarray(ids, dtype=np.int64),
-            np.asarray(tokens, dtype=np.int64),
-            matrix[starts],
-            np.delete(matrix, starts, axis=0),
-            per_row - 1,
-        )
+        return cls(np.asarray(ids, dtype=np.int64), np.asarray(tokens, dtype=np.int64), matrix[starts])
 
     @property
     def newest(self) -> int:
@@ -75,45 +67,36 @@ class SessionVectors:
     @property
     def size(self) -> int:
         """Vectors held."""
-        return len(self.heads) + len(self.passages)
+        return len(self.heads)
 
     def then(self, newer: SessionVectors, keep: int) -> SessionVectors:
-        """These followed by ``newer``, the newest ``keep`` episodes of them,
-        with the passages of the newest ``PASSAGE_EPISODES`` only (the rest
-        are never compared, so they are not kept either)."""
-        counts = np.concatenate([self.counts, newer.counts])
-        drop = max(0, len(counts) - keep)
-        older = max(drop, len(counts) - PASSAGE_EPISODES)  # episodes whose passages go
-        counts[:older] = 0
+        """These followed by ``newer``, the newest ``keep`` episodes of them."""
+        drop = max(0, len(self.ids) + len(newer.ids) - keep)
         return SessionVectors(
             np.concatenate([self.ids, newer.ids])[drop:],
             np.concatenate([self.tokens, newer.tokens])[drop:],
             np.concatenate([self.heads, newer.heads])[drop:],
-            np.concatenate([self.passages, newer.passages])[
-                len(self.passages) + len(newer.passages) - int(counts.sum()) :
-            ],
-            counts[drop:],
         )
 
-    def similarity(self, vector: np.ndarray) -> np.ndarray:
-        """Each episode's closeness to ``vector``: the mean of its whole
-        exchange's and its closest vector's (passages compared for the newest
-        ``PASSAGE_EPISODES`` only). The closest alone would favour episodes
-        with many passages, each one more draw at matching by chance; the
-        whole exchange's half keeps the rest of the episode in the score
-        (bench/retrieval_rankings.py)."""
-        whole = self.heads @ vector
-        closest = whole.copy()
-        counts = self.counts[-PASSAGE_EPISODES:]
-        compared = int(counts.sum())
-        if compared:
-            rows = self.passages[len(self.passages) - compared :] @ vector
-            has = counts > 0
-            # reduceat over the episodes that have passages: each span ends where the next begins.
-            starts = (np.cumsum(counts) - counts)[has]
-            episodes = np.arange(len(self.ids) - len(counts), len(self.ids))[has]
-            closest[episodes] = np.maximum(whole[episodes], np.maximum.reduceat(rows, starts))
-        return (whole + closest) / 2
+
+def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float]:
+    """Each of these episodes' closest passage vector's cosine to ``vector``
+    (one query by their ids); absent for an episode without passages."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    rows = list(EpisodeVector.objects.filter(episode_id__in=wanted).values_list("episode_id", "vector"))
+    matrix, counts = to_matrix([blob for _, blob in rows])
+    if not len(matrix):
+        return {}
+    cosines = matrix @ vector
+    found = {}
+    start = 0
+    for (pk, _), count in zip(rows, counts.tolist(), strict=True):
+        if count > 1:  # the first vector is the whole exchange's
+            found[pk] = float(cosines[start + 1 : start + count].max())
+        start += count
+    return found
 
 
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()
@@ -145,8 +128,28 @@ class Closeness:
     heads: np.ndarray  # float32, one row per id: the whole exchange's vector
 
     @classmethod
-    def of(cls, known: SessionVectors, vector: np.ndarray, exclude_ids: Iterable[int]) -> Closeness:
-        similarity = known.similarity(vector.astype(np.float32))
+    def of(
+        cls,
+        known: SessionVectors,
+        vector: np.ndarray,
+        exclude_ids: Iterable[int],
+        passages: dict[int, float] | None = None,
+    ) -> Closeness:
+        """``passages``: the closest passage's cosine of the episodes
+        compared by their passages too (``passage_closeness``). Their
+        closeness is the mean of their whole exchange's and their closest
+        vector's; the others', their whole exchange's. The closest alone
+        would favour episodes with many passages, each one more draw at
+        matching by chance; the whole exchange's half keeps the rest of the
+        episode in the score (bench/retrieval_rankings.py)."""
+        similarity = known.heads @ vector.astype(np.float32)
+        if passages and len(known.ids):
+            wanted = np.fromiter(passages, dtype=np.int64, count=len(passages))
+            closest = np.fromiter(passages.values(), dtype=np.float32, count=len(passages))
+            at = np.minimum(np.searchsorted(known.ids, wanted), len(known.ids) - 1)
+            found = known.ids[at] == wanted
+            at = at[found]
+            similarity[at] = (similarity[at] + np.maximum(similarity[at], closest[found])) / 2
         excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
         similarity[excluded] = -np.inf
         compared = similarity[~excluded]
@@ -205,13 +208,35 @@ def closeness(
     vector: np.ndarray,
     scan: int,
     exclude_ids: Iterable[int] = (),
+    also: Iterable[int] = (),
+    refine: int | None = None,
 ) -> Closeness:
     """How close to ``vector`` each of the session's newest ``scan``
-    episodes with a vector is. ``newest_episode_id`` is the session's
-    counter: a kept copy newer than it belongs to an earlier session with
-    the same id (SQLite reuses ids after a rollback) and is dropped."""
+    episodes with a vector is: by the whole exchange's vector, and for the
+    ``refine`` closest by it (``CONTEXT_RETRIEVE_CANDIDATES`` when None) and
+    the episodes in ``also`` (those the question's words found) by their
+    passages' too. ``newest_episode_id`` is the session's counter: a kept
+    copy newer than it belongs to an earlier session with the same id
+    (SQLite reuses ids after a rollback) and is dropped."""
     known = _session_vectors(session_pk, newest_episode_id, scan)
-    return Closeness.of(known, vector, exclude_ids)
+    vector = vector.astype(np.float32)
+    excluded = list(exclude_ids)
+    count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
+    candidates = _candidates(known, known.heads @ vector, excluded, also, count)
+    return Closeness.of(known, vector, excluded, passage_closeness(candidates, vector))
+
+
+def _candidates(
+    known: SessionVectors, whole: np.ndarray, excluded: list[int], also: Iterable[int], count: int
+) -> list[int]:
+    """The ids compared by their passages: the ``count`` closest by their
+    whole exchange's vector and those of ``also`` that were compared, none excluded."""
+    allowed = ~np.isin(known.ids, np.asarray(excluded, dtype=np.int64))
+    ids, whole = known.ids[allowed], whole[allowed]
+    count = min(count, len(ids))
+    chosen = set(ids[np.argpartition(-whole, count - 1)[:count]].tolist()) if count > 0 else set()
+    chosen.update(pk for pk in np.intersect1d(np.fromiter(also, dtype=np.int64), ids).tolist())
+    return sorted(chosen)
 
 
 def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:
@@ -221,7 +246,7 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         kept = None
     fresh = None
     if kept is not None:
-        ids, tokens, blobs = _read(session_pk, after=kept.newest, limit=scan, newest=False)
+        ids, tokens, blobs = _read(session_pk, after=kept.newest, limit=scan, newest=False, heads=True)
         if len(ids) < scan:
             fresh = SessionVectors.read(ids, tokens, blobs)
         # else more new than is compared: only the newest count, read again below
@@ -239,17 +264,10 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
 
 
 def _read_newest(session_pk: int, scan: int) -> SessionVectors:
-    """The session's newest ``scan`` episodes' vectors: all of them for the
-    newest ``PASSAGE_EPISODES``, the whole exchange's alone for the older
-    ones, which is all that is compared of those (a fraction of the bytes)."""
-    ids, tokens, blobs = _read(session_pk, after=0, limit=min(scan, PASSAGE_EPISODES), newest=True)
-    newest = SessionVectors.read(ids, tokens, blobs)
-    if len(ids) < PASSAGE_EPISODES or scan <= PASSAGE_EPISODES:
-        return newest
-    ids, tokens, blobs = _read(
-        session_pk, after=0, upto=ids[0] - 1, limit=scan - PASSAGE_EPISODES, newest=True, heads=True
-    )
-    return SessionVectors.read(ids, tokens, blobs).then(newest, keep=scan)
+    """The whole exchange's vector of the session's newest ``scan`` episodes:
+    all that is kept of them (a fraction of the bytes of their rows)."""
+    ids, tokens, blobs = _read(session_pk, after=0, limit=scan, newest=True, heads=True)
+    return SessionVectors.read(ids, tokens, blobs)
 
 
 def _read(
@@ -286,11 +304,6 @@ def _read(
     if newest:
         rows.reverse()
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
-
-
-def newest_vector_id(session_pk: int) -> int:
-    ids, _, _ = _read(session_pk, after=0, limit=1, newest=True)
-    return ids[0] if ids else 0
 
 
 def forget(session_pk: int | None = None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.conf import settings
 
 from nexus.dispatch import dispatch
 from sessions_app.semantic import enabled
@@ -27,24 +26,18 @@ def embed_session(session_pk: int) -> int:
 
 def embedding_due(episode_count: int, *, batch: bool = False) -> bool:
     """Whether a write that left the session with ``episode_count`` episodes
-    sends the task: a bulk write (``batch``) always does, a single write once
-    in ``every()``."""
-    return enabled() and episode_count > 0 and (batch or episode_count % every() == 0)
-
-
-def every() -> int:
-    """Single writes between two sends: a session's window's worth
-    (CONTEXT_RECENT_EPISODES). The newest episodes are in the context's
-    recent window, which retrieval never draws from, so every episode older
-    than the window has had its task sent, and a write pays for the publish
-    only once in that many."""
-    return max(1, settings.CONTEXT_RECENT_EPISODES)
+    sends the task: every write does (``batch`` or not). The recent window
+    is a share of the context's budget, so an episode can leave it with the
+    next write and be one retrieval must find by meaning; the task encodes
+    every episode still missing its vectors, so writes close together cost
+    one encoding run and the tasks after it find nothing to do."""
+    return enabled() and episode_count > 0
 
 
 def queue_embedding(session_pk: int) -> bool:
     """Send ``embed_session`` for the session (after the response, with no
     broker); False, logged, when the broker cannot be reached: the next
-    write that is due sends it again, or the sweep
+    write sends it again, or the sweep
     (``sessions_app.semantic.backlog``). Never raises."""
     try:
         dispatch(embed_session, {"session_pk": session_pk})

@@ -1,18 +1,26 @@
 """How vectors are stored: an episode's row holds one or more vectors
-(``passages.episode_texts``: the whole exchange first), each ``DIMENSIONS``
-float16 values, little-endian, one after another. Rows written before
-passages were encoded hold the whole exchange's vector alone, and are read
-the same way."""
+(``passages.episode_encoding``: the whole exchange first), each
+``DIMENSIONS`` float16 values, little-endian, one after another, and the
+``[start, end)`` of each passage's text in ``user_input + response`` as
+pairs of little-endian int32 (``EpisodeVector.spans``: one pair per vector
+after the first). Rows written before passages were encoded hold the whole
+exchange's vector alone; rows written before passages covered the whole
+text hold up to seven passages of the first 2,000 characters of each side
+and no spans. Both are read the same way (``stored_passages`` gives them
+without spans), until the sweep encodes them again
+(``sessions_app.semantic.backlog``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from sessions_app.semantic.encoder import DIMENSIONS
 
 _STORED = np.dtype("<f2")
+_SPAN = np.dtype("<i4")
 VECTOR_BYTES = DIMENSIONS * _STORED.itemsize
 
 
@@ -30,3 +38,42 @@ def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarr
     counts = np.fromiter((len(blob) // VECTOR_BYTES for blob in blobs), dtype=np.int64, count=len(blobs))
     matrix = np.frombuffer(joined, dtype=_STORED).reshape(-1, DIMENSIONS).astype(np.float32)
     return matrix, counts
+
+
+def spans_to_bytes(spans: Iterable[tuple[int, int]]) -> bytes:
+    return np.asarray(list(spans), dtype=_SPAN).reshape(-1, 2).tobytes()
+
+
+def spans_of(blob: bytes | memoryview | None) -> np.ndarray:
+    """Stored spans as an ``(n, 2)`` int64 array (none for an older row)."""
+    return np.frombuffer(bytes(blob or b""), dtype=_SPAN).reshape(-1, 2).astype(np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPassages:
+    """One episode's stored passage vectors (the whole exchange's left out)
+    and, for a row of the current layout, each one's ``[start, end)``
+    in ``user_input + response``; ``spans`` is None for an older row, whose
+    vectors follow ``passages.older_layout`` (the first 2,000 characters
+    of each side)."""
+
+    whole: np.ndarray  # float32, the whole exchange's vector
+    vectors: np.ndarray  # float32, one row per passage
+    spans: np.ndarray | None  # int64 (n, 2), or None
+
+
+def stored_passages(
+    rows: Iterable[tuple[int, bytes | memoryview, bytes | memoryview | None]],
+) -> dict[int, StoredPassages]:
+    """``(episode_id, vector, spans)`` rows as each episode's ``StoredPassages``."""
+    found = {}
+    for pk, blob, span_blob in rows:
+        matrix, _ = to_matrix([blob])
+        if not len(matrix):
+            continue
+        spans = spans_of(span_blob)
+        passages = matrix[1:]
+        found[pk] = StoredPassages(
+            matrix[0], passages, spans if len(spans) == len(passages) and len(spans) else None
+        )
+    return found

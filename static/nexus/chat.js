@@ -57,6 +57,8 @@
     contextRetrieved: document.getElementById("context-retrieved"),
     contextRetrievedCount: document.getElementById("context-retrieved-count"),
     contextRetrievedList: document.getElementById("context-retrieved-list"),
+    contextNewest: document.getElementById("context-newest"),
+    contextNewestList: document.getElementById("context-newest-list"),
     searchForm: document.getElementById("chat-search"),
     searchInput: document.getElementById("chat-search-input"),
     searchResults: document.getElementById("search-results"),
@@ -69,6 +71,7 @@
 
   var state = {
     sending: false,
+    contextPassages: {}, // the inspector's last context: episode id -> quoted [start, end] offsets
     sessionGone: false,
     summaryState: null,
     summariesDirty: false,
@@ -256,6 +259,7 @@
   function buildEpisode(ep) {
     var item = make("li", "episode");
     item.dataset.episodeId = ep.id;
+    item.id = "episode-" + ep.id;
     var user = make("div", "msg msg-user");
     user.appendChild(make("p", "msg-body", ep.user_input));
     var reply = make("div", "msg msg-assistant");
@@ -310,7 +314,10 @@
     this.item.classList.remove("is-pending");
     this.reply.classList.remove("is-streaming");
     if (ep && typeof ep === "object") {
-      if (ep.id !== undefined) this.item.dataset.episodeId = ep.id;
+      if (ep.id !== undefined) {
+        this.item.dataset.episodeId = ep.id;
+        this.item.id = "episode-" + ep.id;
+      }
       // The stored reply is the truth; it matches the streamed text unless
       // the server trimmed or completed it.
       if (typeof ep.response === "string" && ep.response !== this.textNode.data) {
@@ -982,16 +989,52 @@
     return typeof value === "number" ? value : 0;
   }
 
+  /* What was left out, and why: one line per reason the payload gives. */
   function describeOmitted(omitted) {
-    if (!omitted || typeof omitted !== "object") return "";
-    var parts = [];
+    if (!omitted || typeof omitted !== "object") return [];
+    var lines = [];
+    var budget = [];
+    var retrieved = countOf(omitted.retrieved);
     var summaries = countOf(omitted.summaries);
     var digest = countOf(omitted.digest);
-    var retrieved = countOf(omitted.retrieved);
-    if (retrieved) parts.push(plural(retrieved, "relevant earlier exchange", "relevant earlier exchanges"));
-    if (summaries) parts.push(plural(summaries, "summary", "summaries"));
-    if (digest) parts.push(plural(digest, "older episode", "older episodes") + " from the digest");
-    return parts.length ? "Left out to stay within the token budget: " + parts.join(", ") + "." : "";
+    if (retrieved) budget.push(plural(retrieved, "relevant earlier exchange", "relevant earlier exchanges"));
+    if (summaries) budget.push(plural(summaries, "summary", "summaries"));
+    if (digest) budget.push(plural(digest, "older episode", "older episodes") + " from the digest");
+    if (budget.length) lines.push(["budget", "Over the token budget: " + budget.join(", ") + "."]);
+    var recent = countOf(omitted.recent);
+    if (recent) {
+      lines.push([
+        "recent",
+        "Over the recent window's share of the budget: " +
+          plural(recent, "recent exchange", "recent exchanges") +
+          ", left to retrieval, which did not quote " + (recent === 1 ? "it." : "them."),
+      ]);
+    }
+    // Present once the relevance floor is: exchanges that matched too weakly to be worth their tokens.
+    var floor = countOf(omitted.below_floor);
+    if (floor) {
+      lines.push([
+        "floor",
+        "Under the relevance floor: " + plural(floor, "earlier exchange", "earlier exchanges") +
+          " matched the next message too weakly to be quoted.",
+      ]);
+    }
+    if (omitted.summaries_before_episode) {
+      lines.push(["summaries", "Older summaries past the chain's limit were not read."]);
+    }
+    return lines;
+  }
+
+  function renderOmitted(omitted) {
+    var lines = describeOmitted(omitted);
+    var fragment = document.createDocumentFragment();
+    lines.forEach(function (line) {
+      var item = make("li", null, line[1]);
+      item.dataset.reason = line[0];
+      fragment.appendChild(item);
+    });
+    el.contextOmitted.replaceChildren(fragment);
+    el.contextOmitted.hidden = lines.length === 0;
   }
 
   function renderContext(data) {
@@ -1013,25 +1056,39 @@
       el.contextSaving.title = "The whole history is still small enough to send as it is.";
     }
     el.contextSaving.parentNode.classList.toggle("is-zero", !(saved > 0));
+    var passages = data.passages && typeof data.passages === "object" ? data.passages : {};
+    var recent = Array.isArray(data.recent) ? data.recent : [];
+    // The newest exchange is cut when alone it is over the recent window's share.
+    var cutRecent = recent.filter(function (id) {
+      return Array.isArray(passages[String(id)]);
+    });
+    var whole = recent.length - cutRecent.length;
+    var recentText = plural(whole, "recent episode", "recent episodes") + " in full";
+    if (cutRecent.length) recentText = (whole ? recentText + ", " : "") + "the newest in part";
     el.contextParts.textContent = [
       plural(countOf(data.summaries), "summary", "summaries"),
       plural(countOf(data.retrieved), "relevant earlier exchange", "relevant earlier exchanges"),
-      plural(countOf(data.recent), "recent episode", "recent episodes") + " in full",
+      recentText,
       plural(countOf(data.digest), "older episode", "older episodes") + " in the digest",
     ].join(" · ");
-    var omitted = describeOmitted(data.omitted);
-    el.contextOmitted.textContent = omitted;
-    el.contextOmitted.hidden = !omitted;
+    renderOmitted(data.omitted);
     el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
-    renderRetrieved(Array.isArray(data.retrieved) ? data.retrieved : [], data.positions || {});
+    var positions = data.positions || {};
+    state.contextPassages = passages;
+    el.contextRetrievedCount.textContent = countOf(data.retrieved);
+    el.contextRetrieved.hidden = countOf(data.retrieved) === 0;
+    var retrieved = Array.isArray(data.retrieved) ? data.retrieved : [];
+    renderQuoted(el.contextRetrievedList, retrieved, positions, passages);
+    el.contextNewest.hidden = cutRecent.length === 0;
+    renderQuoted(el.contextNewestList, cutRecent, positions, passages);
     el.contextResult.hidden = false;
   }
 
-  /* The retrieved exchanges, apart from summaries and recent ones: each
-     names its exchange by its position and shows it in the conversation when clicked. */
-  function renderRetrieved(ids, positions) {
-    el.contextRetrievedCount.textContent = ids.length;
-    el.contextRetrieved.hidden = ids.length === 0;
+  /* Quoted exchanges, apart from summaries and recent ones: each names its
+     exchange by its position, shows what of it is quoted (its passages,
+     with … for the cuts, when it is quoted in part) and links to the whole
+     exchange in the conversation. */
+  function renderQuoted(list, ids, positions, passages) {
     var fragment = document.createDocumentFragment();
     ids.forEach(function (id) {
       var item = make("li", "context-retrieved-item");
@@ -1041,21 +1098,186 @@
       button.dataset.episodeId = id;
       button.title = "Show this exchange in the conversation";
       item.appendChild(button);
-      var shown = findEpisode(id);
-      var question = shown ? shown.querySelector(".msg-user .msg-body") : null;
-      var text = question ? question.textContent : "An earlier exchange (not loaded on the page yet)";
-      item.appendChild(make("span", "context-retrieved-text", text.length > 140 ? text.slice(0, 140) + "…" : text));
+      var spans = passages[String(id)];
+      if (Array.isArray(spans)) {
+        item.classList.add("is-cut");
+        var quoted = "Quoted by " + plural(spans.length, "passage", "passages");
+        item.appendChild(make("span", "context-retrieved-text", quoted));
+      } else {
+        var shown = findEpisode(id);
+        var question = shown ? shown.querySelector(".msg-user .msg-body") : null;
+        var text = question ? question.textContent : "An earlier exchange (not loaded on the page yet)";
+        item.appendChild(make("span", "context-retrieved-text", text.length > 140 ? text.slice(0, 140) + "…" : text));
+      }
+      var link = make("a", "context-whole-link", "Whole exchange");
+      link.href = "#episode-" + Number(id);
+      link.dataset.episodeId = id;
+      item.appendChild(link);
+      if (Array.isArray(spans)) item.appendChild(quoteOf(id, spans));
       fragment.appendChild(item);
     });
-    el.contextRetrievedList.replaceChildren(fragment);
+    list.replaceChildren(fragment);
   }
 
-  el.contextRetrievedList.addEventListener("click", async function (event) {
-    var button = event.target.closest(".context-retrieved-button");
-    if (!button) return;
-    var id = Number(button.dataset.episodeId);
-    if (await revealEpisode({ episode: { id: id } }, el.contextState)) el.contextDialog.close();
-  });
+  /* The passages of an exchange quoted in part, read from the exchange
+     itself: the offsets count characters (code points) of user_input + response. */
+  function quoteOf(id, spans) {
+    var box = make("div", "context-quote", "Loading the quoted passages…");
+    loadExchange(id).then(
+      function (ep) {
+        if (!ep) {
+          box.textContent = "This exchange is no longer in the conversation.";
+          return;
+        }
+        var user = Array.from(String(ep.user_input || ""));
+        var reply = Array.from(String(ep.response || ""));
+        var split = user.length;
+        var mine = spans.filter(function (span) {
+          return span[1] <= split;
+        });
+        var theirs = spans
+          .filter(function (span) {
+            return span[0] >= split;
+          })
+          .map(function (span) {
+            return [span[0] - split, span[1] - split];
+          });
+        box.replaceChildren(quotedSide("Q", user, mine), quotedSide("A", reply, theirs));
+      },
+      function (err) {
+        box.textContent = "Could not load the exchange: " + err.message;
+      }
+    );
+    return box;
+  }
+
+  function quotedSide(label, chars, spans) {
+    var side = make("p", "context-quote-side");
+    side.appendChild(make("span", "context-quote-label", label + ": "));
+    var at = 0;
+    spans.forEach(function (span) {
+      if (chars.slice(at, span[0]).join("").trim()) side.appendChild(cutMark());
+      side.appendChild(make("span", "context-passage", chars.slice(span[0], span[1]).join("")));
+      at = span[1];
+    });
+    if (chars.slice(at).join("").trim()) side.appendChild(cutMark());
+    return side;
+  }
+
+  function cutMark() {
+    var mark = make("span", "context-cut", "…");
+    mark.title = "Text left out of the context";
+    return mark;
+  }
+
+  /* One exchange as the API stores it: the first of the session's episodes after id - 1. */
+  var exchanges = new Map();
+  function loadExchange(id) {
+    id = Number(id);
+    if (!exchanges.has(id)) {
+      var url = urls.episodes + "since/" + (id - 1) + "/?page_size=1";
+      var loading = getJson(url).then(function (page) {
+        var first = page && Array.isArray(page.results) ? page.results[0] : null;
+        return first && Number(first.id) === id ? first : null;
+      });
+      loading.catch(function () {
+        exchanges.delete(id); // tried again next time
+      });
+      exchanges.set(id, loading);
+    }
+    return exchanges.get(id);
+  }
+
+  /* Marks, in the whole exchange shown in the conversation, the passages the
+     context quotes; only when the page shows the text the offsets count
+     (the stored text, as the API gives it). */
+  async function markPassages(id, spans) {
+    var item = findEpisode(id);
+    if (!item || !Array.isArray(spans)) return;
+    var bodies = [item.querySelector(".msg-user .msg-body"), item.querySelector(".msg-assistant .msg-body")];
+    var ep = await loadExchange(id).catch(function () {
+      return null;
+    });
+    if (!ep || !bodies[0] || !bodies[1]) return;
+    if (bodies[0].textContent !== ep.user_input || bodies[1].textContent !== ep.response) return;
+    var split = Array.from(ep.user_input).length;
+    var sides = [
+      spans.filter(function (span) {
+        return span[1] <= split;
+      }),
+      spans
+        .filter(function (span) {
+          return span[0] >= split;
+        })
+        .map(function (span) {
+          return [span[0] - split, span[1] - split];
+        }),
+    ];
+    bodies.forEach(function (body, n) {
+      if (!sides[n].length) return;
+      var text = body.textContent;
+      var units = codeUnitOffsets(text);
+      body.replaceChildren(
+        highlighted(
+          text,
+          sides[n].map(function (span) {
+            return [units[span[0]], units[span[1]]];
+          })
+        )
+      );
+    });
+  }
+
+  /* For each code point offset (as the server counts characters), its offset in UTF-16 code units. */
+  function codeUnitOffsets(text) {
+    var offsets = [0];
+    var at = 0;
+    Array.from(text).forEach(function (char) {
+      at += char.length;
+      offsets.push(at);
+    });
+    return offsets;
+  }
+
+  /* #episode-12: the whole exchange, shown in the conversation (earlier
+     history is loaded until it is on the page). */
+  function episodeInHash() {
+    var match = /^#episode-(\d+)$/.exec(window.location.hash);
+    return match ? Number(match[1]) : null;
+  }
+
+  async function revealFromHash() {
+    var id = episodeInHash();
+    if (id === null) return;
+    var item = findEpisode(id);
+    if (item && item.classList.contains("is-found")) return;
+    if (await revealEpisode({ episode: { id: id } }, el.liveStatus)) {
+      el.liveStatus.textContent = "Showing the exchange the address names.";
+    }
+  }
+
+  window.addEventListener("hashchange", revealFromHash);
+
+  function onQuotedClick(event) {
+    var target = event.target.closest(".context-retrieved-button, .context-whole-link");
+    if (!target) return;
+    // A link opened in a new tab or window is left to the browser: the page there reveals it.
+    if (target.tagName === "A" && (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0)) return;
+    event.preventDefault();
+    var id = Number(target.dataset.episodeId);
+    revealEpisode({ episode: { id: id } }, el.contextState).then(function (shown) {
+      if (!shown) return;
+      markPassages(id, (state.contextPassages || {})[String(id)]);
+      if (target.classList.contains("context-whole-link")) {
+        // The address names the exchange shown, so it can be kept or shared.
+        window.history.replaceState(null, "", "#episode-" + id);
+      }
+      el.contextDialog.close();
+    });
+  }
+
+  el.contextRetrievedList.addEventListener("click", onQuotedClick);
+  el.contextNewestList.addEventListener("click", onQuotedClick);
 
   el.contextOpen.addEventListener("click", function () {
     el.contextQuestion.value = el.input.value.trim();
@@ -1164,6 +1386,7 @@
   scrollToBottom();
   if (config.status) applyStatus(config.status);
   schedulePoll(ACTIVE_STATES[state.summaryState] ? FAST_POLL_MS : 0);
+  revealFromHash();
   // On a phone, focusing at load would pop the keyboard over the history.
   if (wide.matches) el.input.focus();
 })();

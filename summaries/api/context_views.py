@@ -14,25 +14,28 @@ Views only parse, check access and call ``summaries.context`` /
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nexus.client_connection import ClientGone
+from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.api.serializers import EpisodeSerializer
 from sessions_app.api.validators import text_field
 from sessions_app.api.views import UUID_PARAM
+from sessions_app.idempotency import Answer
 from sessions_app.selectors import session_for_user
+from summaries.api.events import SSE_TYPE, EventStreamRenderer, sse_event
 from summaries.chat import (
     ChatSessionGone,
     ChatTurn,
@@ -45,65 +48,12 @@ from summaries.context import ContextTooLarge, build_context
 
 logger = logging.getLogger("nexus.chat")
 
+#: The status logged for a turn whose client left before its answer (nginx's 499).
+CLIENT_CLOSED_REQUEST = 499
 BUDGET_MIN = 1
 BUDGET_MAX = 1_000_000
 # The last event of a stream that broke for a reason of ours, not the model's.
 STREAM_FAILED = "The reply could not be finished because of a server error. Please try again."
-
-
-# --- server-sent events -------------------------------------------------------
-
-
-def sse_event(payload: Any) -> bytes:
-    """One event: a ``data:`` line of compact JSON and a blank line. JSON
-    never contains a raw newline, so one line always holds the whole event."""
-    return b"data: " + json.dumps(payload, separators=(",", ":"), default=str).encode() + b"\n\n"
-
-
-def error_text(data: Any) -> str:
-    """A one-line message for an error body (``detail`` or field errors)."""
-    if isinstance(data, dict):
-        if "detail" in data:
-            return str(data["detail"])
-        parts = []
-        for name, messages in data.items():
-            first = messages[0] if isinstance(messages, list) and messages else messages
-            parts.append(f"{name}: {first}")
-        return "; ".join(parts) or "Request failed."
-    if isinstance(data, list) and data:
-        return str(data[0])
-    return str(data)
-
-
-class EventStreamRenderer(BaseRenderer):
-    """``text/event-stream`` for the chat endpoint.
-
-    Declared so content negotiation accepts the media type; a streamed turn
-    returns a ``StreamingHttpResponse`` and bypasses rendering. Answers that
-    are not streamed (validation errors, 404, a model that fails before the
-    first chunk) come here and go out as a single event, errors as
-    ``{"error": ...}`` with the field errors kept under ``errors``.
-    """
-
-    media_type = "text/event-stream"
-    format = "sse"
-    charset = "utf-8"
-
-    def render(
-        self, data: Any, accepted_media_type: str | None = None, renderer_context: dict | None = None
-    ) -> bytes:
-        if data is None:
-            return b""
-        response = (renderer_context or {}).get("response")
-        if response is not None and response.status_code >= 400:
-            payload: dict[str, Any] = {"error": error_text(data)}
-            if isinstance(data, dict):
-                if "transient" in data:
-                    payload["transient"] = data["transient"]
-                if "detail" not in data:
-                    payload["errors"] = data  # field errors, by field name
-            data = payload
-        return sse_event(data)
 
 
 # --- serializers --------------------------------------------------------------
@@ -159,7 +109,7 @@ class ContextSerializer(serializers.Serializer):
         child=serializers.IntegerField(),
         help_text="Older episodes quoted because they rank highest for the question (a long one by its passages).",
     )
-    recent = serializers.ListField(child=serializers.IntegerField(), help_text="Episodes quoted in full.")
+    recent = serializers.ListField(child=serializers.IntegerField(), help_text="Recent episodes (passages).")
     digest = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
     )
@@ -169,7 +119,7 @@ class ContextSerializer(serializers.Serializer):
     )
     passages = serializers.DictField(
         child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
-        help_text="Retrieved episode id -> [start, end) offsets into user_input + response of its quote.",
+        help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
     )
     omitted = OmittedSerializer(help_text="What was left out: over the budget, or under the relevance floor.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
@@ -221,9 +171,21 @@ def chat_turn_payload(turn: ChatTurn) -> dict[str, Any]:
     }
 
 
+def json_answer(payload: dict[str, Any], code: int) -> Answer:
+    return Answer(status=code, content_type="application/json", body=JSONRenderer().render(payload))
+
+
+def done_event(turn: ChatTurn) -> bytes:
+    """The last event of a streamed turn that was stored."""
+    payload = chat_turn_payload(turn)
+    return sse_event({"done": True, "episode": payload["episode"], "context": payload["context"]})
+
+
 def chat_error_response(err: ChatTurnError) -> Response:
     if isinstance(err, ChatSessionGone):
         code = status.HTTP_404_NOT_FOUND
+    elif err.timed_out:
+        code = status.HTTP_504_GATEWAY_TIMEOUT
     elif err.transient:
         code = status.HTTP_503_SERVICE_UNAVAILABLE
     else:
@@ -267,9 +229,11 @@ class SessionChatView(APIView):
             "episode (which may trigger summarization). With `Accept: text/event-stream` the reply "
             'streams as `data: {"text": ...}` events and ends with `data: {"done": true, '
             '"episode": {...}}`, or `data: {"error": ...}` when the model fails. '
-            "Nothing is stored when the model fails."
+            "Nothing is stored when the model fails, takes longer than CHAT_TURN_TIMEOUT_SECONDS, "
+            "or the client goes away before the answer is sent. With an `Idempotency-Key` header a "
+            "retry gets the first answer back, without a second model call or episode."
         ),
-        parameters=[UUID_PARAM],
+        parameters=[UUID_PARAM, KEY_PARAM],
         request=ChatRequestSerializer,
         responses={
             (201, "application/json"): ChatTurnSerializer,
@@ -289,9 +253,14 @@ class SessionChatView(APIView):
             (503, "application/json"): OpenApiResponse(
                 ChatErrorSerializer, description="The model is unreachable or busy; nothing was stored."
             ),
+            (504, "application/json"): OpenApiResponse(
+                ChatErrorSerializer,
+                description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS; nothing was stored.",
+            ),
         },
     )
-    def post(self, request: Request, uuid: str) -> Response | StreamingHttpResponse:
+    @idempotent(model_call=True)
+    def post(self, request: Request, uuid: str) -> HttpResponseBase:
         session = session_for_user(request.user, uuid, change=True)
         body = ChatRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -300,45 +269,66 @@ class SessionChatView(APIView):
 
         try:
             if isinstance(request.accepted_renderer, EventStreamRenderer):
-                turn_stream = chat_turn_stream(
-                    caller=request.user, session=session, message=message, budget=budget
+                # The events sent so far: with a key, the whole body is kept with the episode.
+                sent: list[bytes] = []
+                hook = store_hook(
+                    request,
+                    lambda turn: Answer(200, SSE_TYPE, b"".join(sent) + done_event(turn)),
+                    session_pk=session.pk,
                 )
-                return self._stream(turn_stream)
-            turn = chat_turn(caller=request.user, session=session, message=message, budget=budget)
+                turn_stream = chat_turn_stream(
+                    caller=request.user, session=session, message=message, budget=budget, before_commit=hook
+                )
+                return self._stream(turn_stream, sent)
+            hook = store_hook(
+                request,
+                lambda turn: json_answer(chat_turn_payload(turn), status.HTTP_201_CREATED),
+                session_pk=session.pk,
+            )
+            turn = chat_turn(
+                caller=request.user, session=session, message=message, budget=budget, before_commit=hook
+            )
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.
             raise serializers.ValidationError({"message": [str(err)]}) from err
         except ChatTurnError as err:
             return chat_error_response(err)
+        except ClientGone:
+            return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
         return Response(chat_turn_payload(turn), status=status.HTTP_201_CREATED)
 
-    def _stream(self, turn_stream: ChatTurnStream) -> Response | StreamingHttpResponse:
+    def _stream(self, turn_stream: ChatTurnStream, sent: list[bytes]) -> Response | StreamingHttpResponse:
         # Wait for the first chunk before answering, so a model that is down
         # gets a real error status rather than a 200 with an error event.
         try:
             turn_stream.start()
         except ChatTurnError as err:
             return chat_error_response(err)
-        response = StreamingHttpResponse(stream_events(turn_stream), content_type="text/event-stream")
+        response = StreamingHttpResponse(stream_events(turn_stream, sent), content_type=SSE_TYPE)
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
         return response
 
 
-def stream_events(turn_stream: ChatTurnStream) -> Iterator[bytes]:
+def stream_events(turn_stream: ChatTurnStream, sent: list[bytes] | None = None) -> Iterator[bytes]:
     """The SSE body of a streamed turn. If the client goes away, Django
-    closes this generator and the turn is abandoned, storing nothing.
+    closes this generator and the turn is abandoned, storing nothing; if it
+    went away unnoticed, the turn finds out before storing (``ClientGone``).
 
     The status line went out with the first chunk, so every way this can
     fail ends in an ``error`` event: a client never waits on a stream that
-    just stops."""
+    just stops. ``sent`` collects the chunk events as they go out."""
+    sent = [] if sent is None else sent
     try:
         for chunk in turn_stream:
-            yield sse_event({"text": chunk})
+            event = sse_event({"text": chunk})
+            sent.append(event)
+            yield event
         turn = turn_stream.turn
         assert turn is not None
-        payload = chat_turn_payload(turn)
-        yield sse_event({"done": True, "episode": payload["episode"], "context": payload["context"]})
+        yield done_event(turn)
+    except ClientGone:
+        return
     except ChatTurnError as err:
         yield sse_event({"error": err.message, "transient": err.transient})
     except Exception:

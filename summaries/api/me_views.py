@@ -4,10 +4,19 @@
 session the caller stored (``summaries.erasure``); ``GET /api/me/export/``
 streams it as JSON lines (``summaries.transfer``), the format
 ``import_transcript`` reads.
+
+An export that fails is never mistaken for a whole one: the first line is
+read before the answer starts, so a failure there (the database gone) is an
+ordinary JSON error answer (503, ``Retry-After``); a failure after the 200
+went out ends the stream with an ``{"type": "error", "detail"}`` line, which
+``import_transcript`` refuses.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -24,6 +33,31 @@ from summaries.erasure import user_memory_erase
 from summaries.transfer import user_export_lines
 
 NDJSON = "application/x-ndjson"
+#: The last line of an export that failed after its answer had started.
+EXPORT_CUT = json.dumps(
+    {"type": "error", "detail": "The export failed before its end; this file is incomplete. Export again."}
+)
+
+logger = logging.getLogger("nexus.export")
+
+
+def export_body(lines: Iterator[str]) -> Iterator[str]:
+    """``lines`` with newlines, the first one read now (a failure there is the
+    view's to answer); a failure later ends the body with ``EXPORT_CUT``."""
+    first = next(lines, None)
+
+    def body() -> Iterator[str]:
+        if first is None:
+            return
+        yield first + "\n"
+        try:
+            for line in lines:
+                yield line + "\n"
+        except Exception:  # noqa: BLE001 - the status line is gone: say it in the body
+            logger.exception("export failed after its answer started")
+            yield EXPORT_CUT + "\n"
+
+    return body()
 
 
 class EraseSerializer(serializers.Serializer):
@@ -76,8 +110,7 @@ class MeExportView(APIView):
         summary="Everything the caller stored, as JSON lines (one header per session, its episodes, its summaries)",
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        lines = (line + "\n" for line in user_export_lines(user=request.user))
-        response = StreamingHttpResponse(lines, content_type=NDJSON)
+        response = StreamingHttpResponse(export_body(user_export_lines(user=request.user)), content_type=NDJSON)
         response["Content-Disposition"] = 'attachment; filename="nexus-export.jsonl"'
         response["Cache-Control"] = "no-store"
         return response

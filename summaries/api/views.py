@@ -75,8 +75,10 @@ class SummaryCursorPagination(IdCursorPagination):
     ordering = "first_episode_id"
 
 
-def _status_response(session_pk: int, code: int = status.HTTP_200_OK) -> Response:
-    return Response(SummarizationStatusSerializer(summarization_status(session_pk)).data, status=code)
+def _status_response(session_pk: int, viewer: Any, code: int = status.HTTP_200_OK) -> Response:
+    return Response(
+        SummarizationStatusSerializer(summarization_status(session_pk, viewer=viewer)).data, status=code
+    )
 
 
 @extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
@@ -179,7 +181,7 @@ class SummaryRegenerateView(APIView):
         summary_regenerate(
             summary=summary, actor=request.user, replace_curated=serializer.validated_data["replace_curated"]
         )
-        return _status_response(summary.session_id, status.HTTP_202_ACCEPTED)
+        return _status_response(summary.session_id, request.user, status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
@@ -192,7 +194,7 @@ class SessionSummarizeView(APIView):
     def post(self, request: Request, uuid: str) -> Response:
         session: ChatSession = session_for_summary_change(request.user, uuid)
         session_summarize_now(session=session, actor=request.user)
-        return _status_response(session.pk, status.HTTP_202_ACCEPTED)
+        return _status_response(session.pk, request.user, status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(tags=["summaries"], parameters=[UUID_PARAM])
@@ -200,4 +202,4 @@ class SummaryStatusView(APIView):
     @extend_schema(summary="The session's summarization state", responses=SummarizationStatusSerializer)
     def get(self, request: Request, uuid: str) -> Response:
         session = session_for_user(request.user, uuid)
-        return _status_response(session.pk)
+        return _status_response(session.pk, request.user)

@@ -100,8 +100,9 @@ class ContextResult:
     """The assembled prompt and what went into it.
 
     ``summaries``, ``retrieved``, ``recent`` and ``digest`` hold the ids of
-    the summary rows, the retrieved episodes, the recent episodes quoted in
-    full and the episodes quoted by the digest; ``positions`` maps each of
+    the summary rows, the retrieved episodes, the recent episodes quoted
+    (in full, but for a newest one cut to ``passages``) and the episodes
+    quoted by the digest; ``positions`` maps each of
     those episodes' ids to its position in the session (the ``#12`` people
     read). ``omitted`` lists what was
     left out: ``{"summaries": [ids], "digest": [episode ids], "retrieved":
@@ -128,7 +129,8 @@ class ContextResult:
     # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
     whole: bool = False
     positions: dict[int, int] = field(default_factory=dict)
-    # Retrieved exchanges quoted in part: episode id -> [[start, end], ...] into user_input + response.
+    # Exchanges quoted in part (retrieved ones, and the newest when it alone is over the
+    # window's share): episode id -> [[start, end], ...] into user_input + response.
     passages: dict[int, list[list[int]]] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
@@ -260,7 +262,9 @@ def build_context(*, session: ChatSession, question: str, budget: int | None = N
         digest=digest_ids if digest_kept else [],
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         positions={ex.id: ex.position for ex in quoted},
-        passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans},
+        # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
+        passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}
+        | {ex.id: split.passages[ex.id] for ex in fitted.recent if ex.id in split.passages},
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],

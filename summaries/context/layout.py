@@ -58,10 +58,19 @@ def format_quoted(exchange: Exchange, created_at: datetime, spans: Sequence[tupl
     ``user_input + response``, in order), under its label, with ``…`` where
     text is left out: ``[8 May 2023 · #12] Q: … the passage … A: …``."""
     label = episode_label(created_at=created_at, position=exchange.position)
+    cut = cut_exchange(exchange, spans)
+    return f"{label} Q: {cut.user_input}\nA: {cut.response}"
+
+
+def cut_exchange(exchange: Exchange, spans: Sequence[tuple[int, int]]) -> Exchange:
+    """``exchange`` with each side cut to ``spans`` (offsets into
+    ``user_input + response``, in order), ``…`` where text is left out."""
     split = len(exchange.user_input)
     user = [(s, e) for s, e in spans if e <= split]
     response = [(s - split, e - split) for s, e in spans if s >= split]
-    return f"{label} Q: {_cut(exchange.user_input, user)}\nA: {_cut(exchange.response, response)}"
+    return Exchange(
+        exchange.id, _cut(exchange.user_input, user), _cut(exchange.response, response), exchange.position
+    )
 
 
 def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:

@@ -56,6 +56,7 @@ from summaries.inference.base import (
     TransientInferenceError,
 )
 from summaries.inference.context_window import ContextWindowExceeded
+from summaries.inference.deadline import DeadlineExceeded, deadline_after, within
 from summaries.inference.nexus import NexusServiceClient
 from summaries.inference.offline import OfflineClient
 from summaries.inference.ollama import OllamaClient
@@ -65,15 +66,18 @@ __all__ = [
     "ChatStream",
     "Completion",
     "ContextWindowExceeded",
+    "DeadlineExceeded",
     "InferenceClient",
     "InferenceError",
     "Message",
     "PermanentInferenceError",
     "Sampling",
     "TransientInferenceError",
+    "deadline_after",
     "get_client",
     "register_backend",
     "unregister_backend",
+    "within",
 ]
 
 #: Backend name -> what builds its client (a client class, or any callable).

@@ -45,8 +45,11 @@ class ContextWindowExceeded(PermanentInferenceError):
     """The prompt and its reply need a larger window than ``OLLAMA_NUM_CTX_MAX``.
 
     The message names the estimate and the setting, and no address, so it
-    can be shown to the person chatting.
+    can be shown to the person chatting. ``reply_tokens`` is the call's reply
+    cap when it set one (so a caller can be told which of its parameters to lower).
     """
+
+    reply_tokens: int | None = None
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:
@@ -68,10 +71,12 @@ def num_ctx_for(messages: Sequence[Message], max_tokens: int | None, *, backend:
     limit = settings.OLLAMA_NUM_CTX_MAX
     needed = tokens_needed(messages, max_tokens)
     if needed > limit:
-        raise ContextWindowExceeded(
+        error = ContextWindowExceeded(
             f"The prompt needs about {needed:,} tokens of context; OLLAMA_NUM_CTX_MAX is {limit:,}.",
             backend=backend,
         )
+        error.reply_tokens = max_tokens
+        raise error
     step = MIN_NUM_CTX
     while step < needed:
         step *= 2

@@ -25,6 +25,7 @@ from summaries.inference.base import (
     PermanentInferenceError,
     TransientInferenceError,
 )
+from summaries.inference.deadline import DeadlineExceeded, check_deadline, deadline_passed, time_left
 
 #: Status codes that mean "try again later" besides 5xx.
 RETRYABLE_STATUS = frozenset({408, 425, 429})
@@ -87,10 +88,13 @@ def close_http_client() -> None:
 
 
 def request_timeout() -> httpx.Timeout:
-    """Read from settings on every call so an override takes effect at once."""
-    return httpx.Timeout(
-        settings.INFERENCE_TIMEOUT_SECONDS, connect=settings.INFERENCE_CONNECT_TIMEOUT_SECONDS
-    )
+    """Read from settings on every call so an override takes effect at once;
+    no part of it longer than the time left before a chat turn's deadline."""
+    read, connect = settings.INFERENCE_TIMEOUT_SECONDS, settings.INFERENCE_CONNECT_TIMEOUT_SECONDS
+    left = time_left()
+    if left is not None:
+        read, connect = min(read, left), min(connect, left)
+    return httpx.Timeout(read, connect=connect)
 
 
 def health_timeout() -> httpx.Timeout:
@@ -131,6 +135,8 @@ class HttpInferenceClient(InferenceClient):
     def transport_error(self, exc: httpx.HTTPError | httpx.InvalidURL, url: str) -> InferenceError:
         """The ``InferenceError`` for an exception raised by httpx."""
         url = shown_url(url)
+        if isinstance(exc, httpx.TimeoutException) and deadline_passed():
+            return DeadlineExceeded(f"the chat turn ran past its deadline calling {url}", backend=self.name)
         if isinstance(exc, httpx.TimeoutException):
             return TransientInferenceError(
                 f"timed out calling {url}: {type(exc).__name__}", backend=self.name
@@ -157,6 +163,11 @@ class HttpInferenceClient(InferenceClient):
             raise TransientInferenceError(message, backend=self.name, status_code=status)
         raise PermanentInferenceError(message, backend=self.name, status_code=status)
 
+    def cut_short(self, missing: str) -> TransientInferenceError:
+        """A streamed reply that ended before its final message: an error, never
+        a complete reply (another try may well get the whole of it)."""
+        return TransientInferenceError(f"the stream ended early, {missing}", backend=self.name)
+
     def malformed(self, what: str, detail: str = "") -> PermanentInferenceError:
         suffix = f": {detail[:ERROR_BODY_EXCERPT]}" if detail else ""
         return PermanentInferenceError(f"malformed response, {what}{suffix}", backend=self.name)
@@ -166,6 +177,7 @@ class HttpInferenceClient(InferenceClient):
     def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``body`` and return the JSON object answered."""
         url = self.url(path)
+        check_deadline(self.name)
         try:
             response = get_http_client().post(
                 url, json=body, headers=self.headers(), timeout=request_timeout()
@@ -190,6 +202,7 @@ class HttpInferenceClient(InferenceClient):
         """
         url = self.url(path)
         client = get_http_client()
+        check_deadline(self.name)
         try:
             with client.stream(
                 "POST", url, json=body, headers=self.headers(), timeout=request_timeout()
@@ -204,6 +217,9 @@ class HttpInferenceClient(InferenceClient):
     def _lines(self, response: httpx.Response, url: str) -> Iterator[str]:
         try:
             for line in response.iter_lines():
+                # Each read waits at most the time that was left when the
+                # request began; the deadline itself is checked line by line.
+                check_deadline(self.name)
                 if line.strip():
                     yield line
         except HTTPX_ERRORS as exc:

@@ -64,6 +64,8 @@ class OllamaClient(ChatHttpClient):
                 # The last object carries the model and the token counts.
                 seen.update(event)
                 return
+        # The lines ended before the object with ``done``: the reply was cut.
+        raise self.cut_short("no final object with done: true")
 
     def token_counts(self, payload: dict[str, Any]) -> tuple[int | None, int | None]:
         return reported_count(payload, "prompt_eval_count"), reported_count(payload, "eval_count")

@@ -73,6 +73,7 @@ class OpenAIClient(ChatHttpClient):
         return message.get("content")
 
     def stream_chunks(self, lines: Iterator[str], seen: dict[str, Any]) -> Iterator[str]:
+        finished = False
         for line in lines:
             # Comments (":"), "event:" and "id:" lines carry nothing we use.
             if not line.startswith(SSE_DATA):
@@ -90,7 +91,13 @@ class OpenAIClient(ChatHttpClient):
             content = delta.get("content") if isinstance(delta, dict) else None
             if content:
                 yield str(content)
-        # Some servers close without [DONE]; what arrived is still the reply.
+            if choice is not None and choice.get("finish_reason"):
+                finished = True
+        # Some servers close without [DONE] after a finish_reason: the reply is
+        # whole. A stream that stops before either was cut (the model server
+        # died, a proxy timed out): what arrived is not the reply.
+        if not finished:
+            raise self.cut_short("neither a finish_reason nor [DONE]")
 
     def token_counts(self, payload: dict[str, Any]) -> tuple[int | None, int | None]:
         usage = payload.get("usage")

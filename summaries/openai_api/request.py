@@ -13,13 +13,17 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.validation import text_problem
+from sessions_app.validation import episode_text_problem, text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
 
 #: The roles whose messages are passed on in front of the memory.
 INSTRUCTION_ROLES = ("system", "developer")
 BUDGET_MIN, BUDGET_MAX = 1, 1_000_000
 STOP_MAX = 4
+#: The longest ``user`` taken. It is stored on the session it names and on
+#: every episode of it, within the metadata limit; OpenAI's own guidance is
+#: a hashed identifier, far shorter.
+USER_MAX_CHARS = 256
 #: Keys read (or checked to be neutral) below; any other is refused by name.
 KNOWN_KEYS = frozenset(
     {
@@ -41,6 +45,8 @@ RANGES = {
 class Message:
     role: str
     content: str
+    #: Its position in the request's ``messages``, to name it in an error.
+    index: int = -1
 
 
 @dataclass(slots=True)
@@ -128,7 +134,7 @@ def _messages(raw: Any) -> list[Message]:
         for key in ("tool_calls", "function_call", "audio"):
             if item.get(key):
                 raise unsupported(f"messages[{index}].{key}")
-        messages.append(Message(role, _text(item.get("content"), index)))
+        messages.append(Message(role, _text(item.get("content"), index), index))
     return messages
 
 
@@ -167,6 +173,33 @@ def _stop(value: Any) -> list[str] | str | None:
     if isinstance(value, list) and len(value) <= STOP_MAX and all(isinstance(s, str) for s in value):
         return value
     raise invalid("stop", f"'stop' must be a string or an array of at most {STOP_MAX} strings.")
+
+
+def _user(value: Any) -> str | None:
+    """The end user's identifier: stored (on the session and its episodes),
+    so held to what the database and the metadata limit take."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise invalid("user", "'user' must be a string.")
+    if len(value) > USER_MAX_CHARS:
+        raise invalid("user", f"'user' must be at most {USER_MAX_CHARS} characters (got {len(value)}).")
+    problem = text_problem(value)
+    if problem:
+        raise invalid("user", f"'user': {problem}")
+    return value
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    """``max_completion_tokens`` (the newer name) else ``max_tokens``, at most
+    ``CHAT_MAX_REPLY_TOKENS``: a larger cap no model window holds, and the
+    model would refuse it (a 502) after memory was built."""
+    name = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
+    value = _integer(body.get(name), name, minimum=1)
+    limit = settings.CHAT_MAX_REPLY_TOKENS
+    if value is not None and value > limit:
+        raise invalid(name, f"{name!r} must be at most {limit} (CHAT_MAX_REPLY_TOKENS).")
+    return value
 
 
 def _metadata(value: Any) -> tuple[str | None, int | None]:
@@ -209,27 +242,22 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
     last = messages[-1]
     if last.role != "user" or not last.content.strip():
         raise invalid("messages", "The last message must be a user message with text.")
-    if len(last.content) > settings.EPISODE_MAX_CHARS:
-        raise invalid(
-            "messages", f"The last user message is longer than {settings.EPISODE_MAX_CHARS} characters."
-        )
+    problem = episode_text_problem(last.content)  # it is stored as the episode's user_input
+    if problem:
+        raise invalid("messages", f"The last user message: {problem}")
     stream = body.get("stream") or False
     if not isinstance(stream, bool):
         raise invalid("stream", "'stream' must be a boolean.")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise invalid("stream_options", "'stream_options' must be an object.")
-    user = body.get("user")
-    if user is not None and not isinstance(user, str):
-        raise invalid("user", "'user' must be a string.")
+    user = _user(body.get("user"))
     session, budget = _metadata(body.get("metadata"))
     if header_session and session and header_session.strip().lower() != session.strip().lower():
         raise invalid(
             "metadata.nexus_session", "'metadata.nexus_session' differs from the X-Nexus-Session header."
         )
-    max_tokens = _integer(body.get("max_completion_tokens"), "max_completion_tokens", minimum=1)
-    if max_tokens is None:
-        max_tokens = _integer(body.get("max_tokens"), "max_tokens", minimum=1)
+    max_tokens = _max_tokens(body)
     sampling = {
         "top_p": _number(body, "top_p"),
         "stop": _stop(body.get("stop")),

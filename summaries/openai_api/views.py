@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
-from django.http import StreamingHttpResponse
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -23,21 +24,26 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.authentication import CachedTokenAuthentication
+from nexus.client_connection import ClientGone
 from nexus.errors import LimitReached
 from nexus.failures import database_failure
+from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.errors import SessionNotFound
+from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
-from summaries.inference import InferenceError
+from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
 from summaries.openai_api.request import parse_request
 from summaries.openai_api.sessions import session_for_request
-from summaries.openai_api.turn import TurnStream, turn_answer, turn_prepare
+from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer, turn_prepare
 
 logger = logging.getLogger("nexus.chat")
 
 SESSION_HEADER = "X-Nexus-Session"
+#: The status logged for a turn whose client left before its answer (nginx's 499).
+CLIENT_CLOSED_REQUEST = 499
 
 
 class BearerTokenAuthentication(CachedTokenAuthentication):
@@ -65,6 +71,14 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
 
 
 def model_error(err: InferenceError) -> OpenAIError:
+    if isinstance(err, DeadlineExceeded):
+        return OpenAIError(
+            f"The chat model did not finish within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} seconds "
+            "(CHAT_TURN_TIMEOUT_SECONDS); nothing was stored.",
+            status=504,
+            code="timeout",
+            type=SERVER_ERROR,
+        )
     if err.transient:
         return OpenAIError(
             "The chat model is not available right now; nothing was stored.",
@@ -80,7 +94,7 @@ def model_error(err: InferenceError) -> OpenAIError:
     )
 
 
-def as_openai_error(exc: Exception) -> OpenAIError:
+def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
     if isinstance(exc, OpenAIError):
         return exc
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
@@ -99,9 +113,20 @@ def as_openai_error(exc: Exception) -> OpenAIError:
         return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
     if isinstance(exc, ContextTooLarge):
         return OpenAIError(str(exc), param="messages", code="context_length_exceeded")
+    if isinstance(exc, ContextWindowExceeded):
+        # The caller's prompt and reply cap, not the model, are at fault: a 400 as OpenAI answers it.
+        param = "max_tokens" if exc.reply_tokens is not None else "messages"
+        return OpenAIError(exc.message, param=param, code="context_length_exceeded")
+    if isinstance(exc, RequestDataTooBig):
+        return OpenAIError(
+            f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DJANGO_DATA_UPLOAD_MAX_BYTES).",
+            status=413,
+            code="payload_too_large",
+        )
     if isinstance(exc, InferenceError):
         return model_error(exc)
-    if (failure := database_failure(exc)) is not None:
+    if (failure := database_failure(exc, request)) is not None:
         logger.warning("chat completion failed: %s (%s: %s)", failure.log.lower(), type(exc).__name__, exc)
         return OpenAIError(failure.detail, status=503, code=failure.code, type=SERVER_ERROR)
     if isinstance(exc, exceptions.APIException):
@@ -119,7 +144,7 @@ class OpenAIView(APIView):
     session_uuid: str | None = None
 
     def handle_exception(self, exc: Exception) -> Response:
-        error = as_openai_error(exc)
+        error = as_openai_error(exc, self.request)
         response = Response(error.body(), status=error.status)
         if error.status == 401:
             response["WWW-Authenticate"] = "Bearer"
@@ -127,8 +152,10 @@ class OpenAIView(APIView):
             response["Retry-After"] = str(int(exc.wait) + 1)
         elif isinstance(exc, LimitReached):
             response["Retry-After"] = str(exc.retry_after)
-        elif (failure := database_failure(exc)) is not None:
+        elif (failure := database_failure(exc, self.request)) is not None:
             response["Retry-After"] = str(failure.retry_after)
+        elif getattr(exc, "wait", None):
+            response["Retry-After"] = str(int(exc.wait))
         return response
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
@@ -177,7 +204,8 @@ class ChatCompletionsView(OpenAIView):
             "memory for the last user message, then that message; the exchange is stored as an episode."
         ),
         parameters=[
-            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False)
+            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
+            KEY_PARAM,
         ],
         request=OpenApiTypes.OBJECT,
         responses={
@@ -188,9 +216,11 @@ class ChatCompletionsView(OpenAIView):
             429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
             502: OpenApiResponse(description="The model answered with an error; nothing stored."),
             503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
+            504: OpenApiResponse(description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS."),
         },
     )
-    def post(self, request: Request) -> Response | StreamingHttpResponse:
+    @idempotent(model_call=True)
+    def post(self, request: Request) -> HttpResponseBase:
         body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
         if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
             raise OpenAIError(
@@ -205,12 +235,36 @@ class ChatCompletionsView(OpenAIView):
         session, _ = session_for_request(caller=request.user, request=body)
         self.session_uuid = str(session.uuid)
         turn = turn_prepare(caller=request.user, session=session, request=body)
+        headers = {SESSION_HEADER: self.session_uuid}
         if not body.stream:
-            finished = turn_answer(turn)
-            return Response(completion_object(finished.completion, model=body.model))
-        stream = TurnStream(turn)  # asks the model now: a model that is down answers with its status
+            payload: dict[str, Any] = {}
+
+            def keep(finished: FinishedTurn) -> Answer:
+                # Built once, inside the store: a retry by key gets these very bytes.
+                payload.update(completion_object(finished.completion, model=body.model))
+                return Answer(200, "application/json", JSONRenderer().render(payload), headers)
+
+            try:
+                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session.pk))
+            except ClientGone:
+                return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
+            return Response(payload or completion_object(finished.completion, model=body.model))
+        writer = ChunkWriter(model=body.model)
+        sent: list[bytes] = []
+        hook = store_hook(
+            request,
+            lambda finished: Answer(
+                200,
+                "text/event-stream",
+                b"".join(sent) + stream_tail(writer, finished, include_usage=body.include_usage),
+                headers,
+            ),
+            session_pk=session.pk,
+        )
+        # Asks the model now: a model that is down answers with its status.
+        stream = TurnStream(turn, before_commit=hook)
         response = StreamingHttpResponse(
-            stream_events(stream, ChunkWriter(model=body.model), include_usage=body.include_usage),
+            stream_events(stream, writer, include_usage=body.include_usage, sent=sent),
             content_type="text/event-stream",
         )
         response["Cache-Control"] = "no-cache"
@@ -218,21 +272,38 @@ class ChatCompletionsView(OpenAIView):
         return response
 
 
-def stream_events(stream: TurnStream, writer: ChunkWriter, *, include_usage: bool) -> Iterator[bytes]:
+def stream_tail(writer: ChunkWriter, finished: FinishedTurn, *, include_usage: bool) -> bytes:
+    """The events after the last chunk of text: finish reason, usage, ``[DONE]``."""
+    tail = writer.chunk({}, finish_reason="stop")
+    if include_usage:
+        tail += writer.usage(finished.completion)
+    return tail + SSE_DONE
+
+
+def stream_events(
+    stream: TurnStream, writer: ChunkWriter, *, include_usage: bool, sent: list[bytes] | None = None
+) -> Iterator[bytes]:
     """The SSE body. The episode is stored when the model's chunks end, before
     ``[DONE]``; a failure after the first chunk ends in an error event (the
-    SDKs raise it), and a client that goes away closes this generator:
-    nothing is stored either way."""
+    SDKs raise it), and a client that goes away closes this generator (or,
+    unnoticed, is found gone before the store): nothing is stored either
+    way. ``sent`` collects the events as they go out."""
+    sent = [] if sent is None else sent
     try:
-        yield writer.chunk({"role": "assistant", "content": ""})
-        for text in stream:
-            yield writer.chunk({"content": text})
+        for event in _text_events(stream, writer):
+            sent.append(event)
+            yield event
         assert stream.finished is not None
-        yield writer.chunk({}, finish_reason="stop")
-        if include_usage:
-            yield writer.usage(stream.finished.completion)
-        yield SSE_DONE
+        yield stream_tail(writer, stream.finished, include_usage=include_usage)
+    except ClientGone:
+        return
     except Exception as exc:  # noqa: BLE001 - the status line is gone: say it in the stream
         yield writer.event(as_openai_error(exc).body())
     finally:
         stream.close()
+
+
+def _text_events(stream: TurnStream, writer: ChunkWriter) -> Iterator[bytes]:
+    yield writer.chunk({"role": "assistant", "content": ""})
+    for text in stream:
+        yield writer.chunk({"content": text})

@@ -147,6 +147,26 @@ def test_a_query_of_1000_characters_is_accepted(api_client, session, urls):
         assert len(results(api_client, url, q=q)) == 1
 
 
+def test_a_long_query_outside_ascii_goes_in_a_post_body_with_the_same_answer(api_client, session, urls):
+    """1,000 characters of Russian are over 5,000 bytes percent-encoded (of
+    Japanese 9,000), more than gunicorn's request line holds (4,094 bytes);
+    POST takes the same query as JSON."""
+    EpisodeFactory(session=session, user_input="Какая погода в Москве?", response="Солнечно.")
+    q = ("погода " * 200)[:1000]
+    for url in urls:
+        posted = api_client.post(url, {"q": q, "limit": 5}, format="json")
+        assert posted.status_code == 200, posted.content
+        assert posted.json() == api_client.get(url, {"q": q, "limit": 5}).json()
+        assert len(posted.json()["results"]) == 1
+
+
+@pytest.mark.parametrize("body", [{}, {"q": ""}, {"q": "x" * 1001}, ["q"]], ids=["no-q", "empty", "long", "list"])
+def test_a_bad_post_body_is_a_400(api_client, urls, body):
+    for url in urls:
+        response = api_client.post(url, body, format="json")
+        assert response.status_code == 400, response.content
+
+
 # --- who sees what -------------------------------------------------------------
 
 
@@ -358,5 +378,7 @@ def test_the_schema_documents_both_endpoints(anon_client):
         operation = schema["paths"][path]["get"]
         assert {p["name"] for p in operation["parameters"]} >= {"q", "limit"}
         assert set(operation["responses"]) >= {"200", "400"}
+        posted = schema["paths"][path]["post"]
+        assert "requestBody" in posted and "q" not in {p["name"] for p in posted.get("parameters", [])}
     result = schema["components"]["schemas"]["SearchResult"]["properties"]
     assert set(result) == {"episode", "session", "snippet", "highlights", "rank"}

@@ -241,12 +241,47 @@ def test_regenerate_is_202_with_the_state(api_client, summary, django_capture_on
     assert len(callbacks) == 1
 
 
+RAW_ERROR = (
+    "TransientInferenceError: ollama: cannot reach http://10.0.3.7:11434/api/chat "
+    "(ConnectError: [Errno 111] Connection refused)"
+)
+
+
 def test_status(api_client, session, made, summary):
-    SummarizationState.objects.filter(session=session).update(state="failed", last_error="model down")
+    SummarizationState.objects.filter(session=session).update(state="failed", last_error=RAW_ERROR)
     body = api_client.get(f"/api/sessions/{session.uuid}/summary-status/").json()
     assert set(body) == STATUS_FIELDS
-    assert (body["state"], body["last_error"]) == ("failed", "model down")
+    assert body["state"] == "failed"
+    # The owner reads what went wrong in words, never the model server's address or its raw answer.
+    assert body["last_error"] == "The summary model could not be reached or was busy; it is tried again later."
     assert body["pending_episodes"] == 5  # 8 episodes, the first 3 summarized
+
+
+def test_staff_read_the_whole_error(staff_client, session, made, summary):
+    SummarizationState.objects.filter(session=session).update(state="failed", last_error=RAW_ERROR)
+    body = staff_client.get(f"/api/sessions/{session.uuid}/summary-status/").json()
+    assert body["last_error"] == RAW_ERROR
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [RAW_ERROR, "PermanentInferenceError: openai: HTTP 400 from https://llm.internal/v1 {\"error\": \"bad\"}",
+     "OperationalError: could not connect to server at db.internal:5432", "weird"],
+)  # fmt: skip
+def test_an_ordinary_user_never_reads_an_address_or_a_raw_answer(api_client, session, made, summary, stored):
+    from django.test import Client
+
+    SummarizationState.objects.filter(session=session).update(state="failed", last_error=stored)
+    shown = api_client.get(f"/api/sessions/{session.uuid}/summary-status/").json()["last_error"]
+    assert shown and shown != stored
+    for secret in ("10.0.3.7", "llm.internal", "db.internal", "http", "Error"):
+        assert secret not in shown
+    browser = Client()
+    browser.force_login(session.owner)
+    page = browser.get(f"/sessions/{session.uuid}/").content.decode()
+    for secret in ("10.0.3.7", "llm.internal", "db.internal"):
+        assert secret not in page
+    assert shown in page
 
 
 def test_status_of_a_session_never_summarized(api_client, session):

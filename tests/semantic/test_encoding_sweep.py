@@ -1,14 +1,15 @@
 """Vectors come back after a lost encoding task: the sweep (beat's, the
 embedded worker's, ``summarize_pending``) finds the sessions with episodes
-older than their recent window and no vectors, by an index, and sends the
-task again; nothing for the recent tail the next due write covers, nothing
-for a task still on its way, nothing with retrieval by meaning off."""
+past their vectors' reach, by an index, and sends the task again; nothing
+for a task still on its way, nothing with retrieval by meaning off. Rows
+written before passages covered the whole text are encoded again by it."""
 
 from __future__ import annotations
 
 import io
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -28,6 +29,9 @@ from tests.factories import ChatSessionFactory
 from tests.process_support import wait_until
 
 pytestmark = pytest.mark.django_db
+
+#: A recent window's worth of exchanges (CONTEXT_RECENT_EPISODES's default).
+WINDOW = 8
 
 
 class Broker:
@@ -65,8 +69,7 @@ def broker(monkeypatch) -> Broker:
 
 def items(count: int) -> list[dict[str, str]]:
     return [
-        {"user_input": f"Question {n} about the garden?", "response": f"Answer {n}."}
-        for n in range(count)
+        {"user_input": f"Question {n} about the garden?", "response": f"Answer {n}."} for n in range(count)
     ]
 
 
@@ -92,51 +95,46 @@ def test_a_session_whose_task_was_lost_gets_its_vectors_after_a_sweep(
 ):
     broker.lost = True
     with django_capture_on_commit_callbacks(execute=True):
-        episodes_bulk_create(session=session, items=items(3 * tasks.every()))
+        episodes_bulk_create(session=session, items=items(3 * WINDOW))
     write_singly(session, 2, django_capture_on_commit_callbacks)
-    assert broker.sent == [session.pk] and missing(session) == 3 * tasks.every() + 2
+    assert broker.sent == [session.pk] * 3 and missing(session) == 3 * WINDOW + 2
     broker.lost = False
     # Written a moment ago, its task may still be on its way: not doubled.
     assert sweep_pending_summaries.apply().get() == 0
     quiet(session)
     assert sweep_pending_summaries.apply().get() == 1
-    assert broker.sent == [session.pk, session.pk]
+    assert broker.sent == [session.pk] * 4
     assert missing(session) == 0
     session.refresh_from_db()
-    assert session.encoded_through_position == session.cached_last_position == 3 * tasks.every() + 2
+    assert session.encoded_through_position == session.cached_last_position == 3 * WINDOW + 2
     # Caught up: the next sweeps send nothing.
     quiet(session)
     assert resend_missing() == []
 
 
-def test_nothing_is_sent_for_sessions_with_nothing_missing_or_only_the_recent_tail(
+def test_nothing_is_sent_for_sessions_with_nothing_missing_and_one_lost_write_is(
     semantic, owner, broker, django_capture_on_commit_callbacks
 ):
     encoded = ChatSessionFactory(owner=owner)
     with django_capture_on_commit_callbacks(execute=True):
         episodes_bulk_create(session=encoded, items=items(30))
-    # Single writes: the task goes out once in every(); the newest are the tail it has not reached.
-    tail = ChatSessionFactory(owner=owner)
-    write_singly(tail, 3 * tasks.every() + tasks.every() - 1, django_capture_on_commit_callbacks)
-    # Its last due task lost: every() episodes unencoded, all in the recent window.
-    lost_tail = ChatSessionFactory(owner=owner)
-    write_singly(lost_tail, tasks.every(), django_capture_on_commit_callbacks)
+    # Single writes: each sends the task, so none is left behind.
+    singly = ChatSessionFactory(owner=owner)
+    write_singly(singly, WINDOW + 3, django_capture_on_commit_callbacks)
+    # One write whose task was lost: its episode may leave the window at the next write.
+    lost_one = ChatSessionFactory(owner=owner)
+    write_singly(lost_one, WINDOW, django_capture_on_commit_callbacks)
     broker.lost = True
-    write_singly(lost_tail, tasks.every(), django_capture_on_commit_callbacks)
+    write_singly(lost_one, 1, django_capture_on_commit_callbacks)
     broker.lost = False
     empty = ChatSessionFactory(owner=owner)
-    assert missing(tail) == tasks.every() - 1 and missing(lost_tail) == tasks.every()
-    for each in (encoded, tail, lost_tail, empty):
+    assert missing(encoded) == missing(singly) == 0 and missing(lost_one) == 1
+    for each in (encoded, singly, lost_one, empty):
         quiet(each)
-    sent = list(broker.sent)
-
+    assert resend_missing() == [lost_one.pk]
+    assert missing(lost_one) == 0
+    quiet(lost_one)
     assert resend_missing() == []
-    assert broker.sent == sent
-    # One write more and the oldest of them leaves the window without a vector: now it is sent.
-    write_singly(lost_tail, 1, django_capture_on_commit_callbacks)
-    quiet(lost_tail)
-    assert resend_missing() == [lost_tail.pk]
-    assert missing(lost_tail) == 0
 
 
 def test_a_task_the_sweep_sent_is_given_time_before_it_is_sent_again(
@@ -215,7 +213,7 @@ def test_the_sweep_reads_the_sessions_behind_by_their_index(owner):
             owner=owner,
             cached_episode_count=n % 50,
             cached_last_position=n % 50,
-            encoded_through_position=0 if n % 1000 == 20 else max(0, n % 50 - tasks.every()),
+            encoded_through_position=0 if n % 1000 == 20 else n % 50,
         )
         for n in range(30_000)
     )
@@ -288,6 +286,84 @@ def test_the_migration_measures_the_vectors_sessions_already_have(owner):
             OldVector.objects.create(episode_id=episode.pk, session=half, token_count=1, vector=b"")
     finally:
         executor = MigrationExecutor(connection)
+        executor.migrate([("sessions_app", "0008_episode_owner")])
+        measured = executor.loader.project_state([("sessions_app", "0008_episode_owner")]).apps
+        reach = dict(
+            measured.get_model("sessions_app", "ChatSession").objects.values_list(
+                "pk", "encoded_through_position"
+            )
+        )
+        executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
-    reach = dict(ChatSession.objects.values_list("pk", "encoded_through_position"))
     assert (reach[half.pk], reach[none.pk]) == (2, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwhile(semantic, owner, broker):
+    """Rows written before passages covered the whole text (passages of the
+    first 2,000 characters of each side, no spans): the migration sets the
+    sessions' reach back to the start, the old rows are still compared
+    meanwhile, and the sweep encodes them again with every passage and its span."""
+    from sessions_app.semantic import closeness, question_vector
+    from sessions_app.semantic.encoder import encoder
+    from sessions_app.semantic.passages import older_layout, passage_spans
+    from sessions_app.semantic.vectors import spans_of, to_bytes, to_matrix
+
+    fact = "The staging database listens on port 6432 behind pgbouncer."
+    filler = " ".join(f"Step {n}: run the tests again and compare the timings." for n in range(90))
+    texts = [("How do I make the CI faster?", f"{filler} {fact}"), ("Lovely weather today.", "Enjoy it.")]
+    executor = MigrationExecutor(connection)
+    executor.migrate([("sessions_app", "0008_episode_owner")])
+    old = executor.loader.project_state([("sessions_app", "0008_episode_owner")]).apps
+    try:
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        OldEpisode = old.get_model("sessions_app", "Episode")
+        OldVector = old.get_model("sessions_app", "EpisodeVector")
+        before = OldSession.objects.create(owner_id=owner.pk, title="encoded before", cached_last_position=2)
+        for position, (user_input, response) in enumerate(texts, start=1):
+            episode = OldEpisode.objects.create(
+                session=before, owner_id=owner.pk, position=position, user_input=user_input, response=response
+            )
+            layout = older_layout(user_input, response)
+            OldVector.objects.create(
+                episode_id=episode.pk,
+                session=before,
+                token_count=9,
+                vector=to_bytes(encoder().encode(layout)),
+            )
+        OldSession.objects.filter(pk=before.pk).update(
+            encoded_through_position=2, cached_episode_count=2, cached_last_episode_id=episode.pk
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    session = ChatSession.objects.get(pk=before.pk)
+    assert session.encoded_through_position == 0
+    first = session.episodes.order_by("position").first()
+    old_row = EpisodeVector.objects.get(episode_id=first.pk)
+    assert len(spans_of(old_row.spans)) == 0 and len(to_matrix([old_row.vector])[0]) == 8
+    # Read as they are meanwhile: both compared, passages and all.
+    found = closeness(
+        session_pk=session.pk,
+        newest_episode_id=session.cached_last_episode_id,
+        vector=question_vector("How do I speed up the CI?"),
+        scan=10,
+    )
+    assert len(found.ids) == 2 and found.nearest(1)[0].episode_id == first.pk
+
+    quiet(session)
+    assert resend_missing() == [session.pk]
+    session.refresh_from_db()
+    assert session.encoded_through_position == 2
+    row = EpisodeVector.objects.get(episode_id=first.pk)
+    vectors, _ = to_matrix([row.vector])
+    spans = spans_of(row.spans)
+    user_input, response = texts[0]
+    assert len(vectors) == len(spans) + 1 == 1 + len(passage_spans(user_input)) + len(passage_spans(response))
+    whole = user_input + response
+    assert fact in whole[spans[-1][0] : spans[-1][1]]
+    np.testing.assert_allclose(
+        vectors[0], to_matrix([old_row.vector])[0][0], atol=2e-3
+    )  # the same whole vector
+    quiet(session)
+    assert resend_missing() == []

@@ -22,8 +22,6 @@ def closeness_of(similarities: dict[int, float], exclude: tuple[int, ...] = ()) 
         ids=np.array(ids, dtype=np.int64),
         tokens=np.full(len(ids), 10, dtype=np.int64),
         heads=heads,
-        passages=np.zeros((0, 2), dtype=np.float32),
-        counts=np.zeros(len(ids), dtype=np.int64),
     )
     return Closeness.of(known, np.array([1.0, 0.0], dtype=np.float32), exclude)
 

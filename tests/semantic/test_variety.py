@@ -70,8 +70,6 @@ def test_fusion_varies_the_choice_only_when_asked():
         ids=np.arange(1, 7, dtype=np.int64),
         tokens=np.full(6, 10, dtype=np.int64),
         heads=heads,
-        passages=np.zeros((0, 3), dtype=np.float32),
-        counts=np.zeros(6, dtype=np.int64),
     )
     found = Closeness.of(known, question, ())
     plain = [hit.episode_id for hit in fuse([], found, limit=3)]

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app.semantic import question_vector
-from sessions_app.semantic.neighbours import PASSAGE_EPISODES, closeness, forget
+from sessions_app.semantic.neighbours import closeness, forget
 from sessions_app.semantic.store import embed_pending
 from tests.factories import ChatSessionFactory
 
@@ -19,7 +19,7 @@ TABLE = "sessions_app_episodevector"
 
 
 def _fill(session, n: int) -> None:
-    """``n`` episodes of a new session and their (zero) vectors, in two statements."""
+    """``n`` episodes of a new session and their (zero) vectors, in two statements, encoded through its last."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -38,8 +38,9 @@ def _fill(session, n: int) -> None:
         )
         cursor.execute(
             "UPDATE sessions_app_chatsession SET cached_episode_count = %s, cached_last_position = %s, "
+            "encoded_through_position = %s, "
             "cached_last_episode_id = (SELECT max(id) FROM sessions_app_episode WHERE session_id = %s) WHERE id = %s",
-            [n, n, session.pk, session.pk],
+            [n, n, n, session.pk, session.pk],
         )
     session.refresh_from_db()
 
@@ -83,11 +84,12 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
                       scan=5000).nearest(5)  # fmt: skip
             embed_pending(session.pk)  # nothing missing: one probe
         reads = [q["sql"] for q in ctx.captured_queries if TABLE in q["sql"]]
-        # The newest episodes in full, then (a long session) the whole
-        # exchange's vector of the older ones compared; then the probe.
-        assert len(reads) == (3 if session.cached_episode_count > PASSAGE_EPISODES else 2)
-        for sql in reads:
-            assert _bad_nodes(sql, None) == [], sql
+        # The whole exchange's vector of the newest episodes compared, then the
+        # rows of the question's candidates by their ids (the primary key is
+        # the index for that); the probe for what is missing reads the session's row.
+        assert len(reads) == 2
+        assert _bad_nodes(reads[0], None) == [], reads[0]
+        assert " IN (" in reads[1] and '"episode_id"' in reads[1]
 
 
 def test_a_second_question_reads_only_what_was_written_since(layout):
@@ -98,8 +100,9 @@ def test_a_second_question_reads_only_what_was_written_since(layout):
         found = closeness(session_pk=large.pk, newest_episode_id=large.cached_last_episode_id, vector=vector,
                           scan=5000).nearest(5)  # fmt: skip
     assert len(found) == 5
-    # One probe for vectors above the newest kept one, which finds none.
-    assert len(ctx.captured_queries) == 1
+    # One probe for vectors above the newest kept one, which finds none; then
+    # the rows of the question's candidates, by their ids.
+    assert len(ctx.captured_queries) == 2 and " IN (" in ctx.captured_queries[1]["sql"]
     # Read forward from the newest kept vector: backward, PostgreSQL walks the
     # session's whole range before it finds nothing newer.
     with connection.cursor() as cursor:

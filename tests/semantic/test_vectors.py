@@ -8,11 +8,13 @@ import pytest
 from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import closeness, embed_pending, question_vector
 from sessions_app.semantic.neighbours import forget
-from sessions_app.semantic.tasks import every
 from sessions_app.services import episodes_bulk_create
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
+
+#: A recent window's worth of exchanges (CONTEXT_RECENT_EPISODES's default).
+WINDOW = 8
 
 
 def exchange(n: int) -> dict[str, str]:
@@ -103,13 +105,14 @@ def test_api_writes_embed_after_the_response(
     semantic, session, api_client, django_capture_on_commit_callbacks
 ):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(every())]
-    # Every window's worth of single writes sends the task, which encodes all that is
-    # missing; with no broker it runs once the response has been sent.
-    assert counts == [0] * (every() - 1) + [every()]
+    counts = [post(api_client, url, exchange(n), django_capture_on_commit_callbacks) for n in range(WINDOW)]
+    # Every single write sends the task, which encodes all that is missing:
+    # an episode may leave the recent window with the next write. With no
+    # broker it runs once the response has been sent.
+    assert counts == list(range(1, WINDOW + 1))
     assert (
         post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks)
-        == every() + 3
+        == WINDOW + 3
     )
 
 
@@ -117,7 +120,7 @@ def test_nothing_is_encoded_when_retrieval_by_meaning_is_off(
     session, api_client, django_capture_on_commit_callbacks
 ):
     url = f"/api/sessions/{session.uuid}/episodes/"
-    for n in range(every()):
+    for n in range(WINDOW):
         post(api_client, url, exchange(n), django_capture_on_commit_callbacks)
     assert post(api_client, url, [exchange(n) for n in range(3)], django_capture_on_commit_callbacks) == 0
 
@@ -191,3 +194,35 @@ def test_more_new_vectors_than_are_compared_reads_the_newest_again(session):
     more = episodes_bulk_create(session=session, items=[exchange(n) for n in range(3, 8)])
     embed_pending(session.pk)
     assert ids() == {e.pk for e in more[-3:]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_single_write_reaches_the_store_through_the_embedded_worker(semantic, session, api_client):
+    """One write, no broker: the encoding goes to the web process's worker
+    (not the request) and its vectors are stored, each passage with its span."""
+    from nexus import embedded_worker
+    from nexus.celery import start_embedded_worker
+    from sessions_app.semantic.vectors import spans_of, to_matrix
+    from tests.process_support import wait_until
+
+    assert start_embedded_worker()
+    try:
+        response = api_client.post(
+            f"/api/sessions/{session.uuid}/episodes/",
+            {"user_input": "My sister moved to Graz.", "response": "Graz is lovely. Trams everywhere."},
+            format="json",
+        )
+        assert response.status_code == 201
+        wait_until(
+            lambda: EpisodeVector.objects.filter(session=session).exists(),
+            timeout=30,
+            message="the embedded worker to encode the one write",
+        )
+    finally:
+        embedded_worker.worker.stop(timeout=10)
+    row = EpisodeVector.objects.get(session=session)
+    assert row.episode_id == response.json()["id"]
+    assert len(to_matrix([row.vector])[0]) == 3
+    assert spans_of(row.spans).tolist() == [[0, 24], [24, 57]]
+    session.refresh_from_db()
+    assert session.encoded_through_position == session.cached_last_position == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from sessions_app.models import EpisodeVector
-from sessions_app.semantic.tasks import every
 from sessions_app.services import episode_create, episodes_bulk_create
 from summaries.context import build_context
 from tests.factories import ChatSessionFactory
@@ -19,6 +18,9 @@ from tests.integration_support import (  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.integration]
 
+#: A recent window's worth of exchanges (CONTEXT_RECENT_EPISODES's default).
+WINDOW = 8
+
 
 def test_workers_encode_what_is_written_and_the_context_finds_it_by_meaning(
     semantic, worker_fleet, fake_model_process, owner
@@ -28,14 +30,14 @@ def test_workers_encode_what_is_written_and_the_context_finds_it_by_meaning(
     episode_create(
         session=session, user_input="The wifi password at the cabin is heron42.", response="Noted."
     )
-    for n in range(every() * 5 - 1):
+    for n in range(WINDOW * 5 - 1):
         episode_create(session=session, user_input=f"Message {n}: what should I cook?", response="A risotto.")
     episodes_bulk_create(
         session=session,
         items=[{"user_input": f"Bulk {n} about the weather.", "response": "Mild."} for n in range(7)],
     )
     wait_until(
-        lambda: EpisodeVector.objects.filter(session=session).count() == every() * 5 + 7,
+        lambda: EpisodeVector.objects.filter(session=session).count() == WINDOW * 5 + 7,
         timeout=90,
         message=f"the workers to encode every episode\n{fleet.logs()}",
     )

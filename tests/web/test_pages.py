@@ -13,7 +13,7 @@ from django.urls import reverse
 from sessions_app.models import ChatSession
 from summaries.models import SummarizationState
 from summaries.pages import HISTORY_PAGE_SIZE
-from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
+from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -331,5 +331,12 @@ def test_chat_page_renders_the_summarization_state(owner_web, owner):
     html = response.content.decode()
     assert 'id="header-indicator" hidden' in html
     assert 'id="summary-error" hidden' not in html
-    assert "&lt;b&gt;model&lt;/b&gt; unreachable" in html
+    # The owner reads a sentence, not the stored error (which names model servers); staff
+    # read the error itself, escaped.
+    assert "Summarization failed; it is tried again later." in html
+    assert "model</b>" not in html and "&lt;b&gt;model" not in html
     assert response.context["chat_config"]["status"]["state"] == "failed"
+    staff = Client()
+    staff.force_login(UserFactory(username="staff-reader", is_staff=True, is_superuser=True))
+    staff_html = staff.get(chat_url(session)).content.decode()
+    assert "&lt;b&gt;model&lt;/b&gt; unreachable" in staff_html and "<b>model</b>" not in staff_html

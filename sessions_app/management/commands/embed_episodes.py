@@ -3,11 +3,11 @@
 New episodes get theirs from a task after the writes; this is for history
 stored before vectors existed, or while the broker was down. It works in
 this process, session by session, and can be stopped and run again: each
-session continues after its newest vector.
+session continues after the position its vectors reach (rows of an older
+layout, which the sweep encodes again, included).
 
 ``--rebuild`` first drops the vectors a session has, so all of it is encoded
-again as an episode is encoded now: rows written before passages
-(``sessions_app.semantic.passages``) hold the whole exchange's vector alone.
+again as an episode is encoded now (``sessions_app.semantic.passages``).
 Until it is done, that session's earlier exchanges are found by their words
 only; web processes drop what they keep of the session when they restart.
 """

@@ -41,7 +41,7 @@ class Command(BaseCommand):
         queue_rest(result)  # a run that stopped at MAX_PASSES_PER_RUN leaves the rest to a task
         if result.outcome is RunOutcome.BUSY:
             raise CommandError("Another run holds this session right now; try again shortly.")
-        status = summarization_status(session)
+        status = summarization_status(session, viewer=None)  # the operator sees the whole error
         self.stdout.write(
             f"{result.calls} model call(s); state {status['state']}, "
             f"{status['pending_episodes']} episode(s) not yet summarized."
