@@ -219,8 +219,10 @@ CONTEXT_RECENT_EPISODES = env_int("CONTEXT_RECENT_EPISODES", 8, minimum=0)
 # The most of a context's budget the recent window takes (its newest exchange always).
 CONTEXT_RECENT_SHARE = env_float("CONTEXT_RECENT_SHARE", 0.3, minimum=0.0, maximum=1.0)
 # A retrieved exchange longer than this many tokens is quoted by its passages that matter for the
-# question, at most this many tokens of them (summaries.context.quoting); a shorter one in full.
+# question, at most this many tokens of them (summaries.context.selection); a shorter one in full.
 CONTEXT_PASSAGE_TOKENS = env_int("CONTEXT_PASSAGE_TOKENS", 300, minimum=20)
+# An earlier exchange or passage is quoted only when its evidence (sessions_app.relevance) reaches this.
+CONTEXT_RELEVANCE_FLOOR = env_float("CONTEXT_RELEVANCE_FLOOR", 0.15, minimum=0.0, maximum=10.0)
 # Summary rows read into one context at most (newest first); older ones are reported as left out.
 CONTEXT_MAX_SUMMARIES = env_int("CONTEXT_MAX_SUMMARIES", 20, minimum=1)
 # Full-text search of episodes (sessions_app.search). SEARCH_CONFIG is the

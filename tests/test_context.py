@@ -220,6 +220,7 @@ def test_budget_drops_the_digest_first(chained_session):
         "summaries": [],
         "digest": [e.pk for e in episodes[12:15]],
         "retrieved": [],
+        "below_floor": [],
         "recent": [],
         "summaries_before_episode": None,
     }
@@ -245,6 +246,7 @@ def test_budget_then_drops_the_oldest_summaries_keeping_the_newest(chained_sessi
         "summaries": [rows[0].pk, rows[1].pk],
         "digest": [e.pk for e in episodes[12:15]],
         "retrieved": [],
+        "below_floor": [],
         "recent": [],
         "summaries_before_episode": None,
     }
@@ -286,7 +288,7 @@ def test_budget_equal_to_the_full_prompt_leaves_nothing_out(chained_session):
     exact = build_context(session=session, question="q", budget=full.token_count)
     assert exact.prompt == full.prompt and exact.within_budget
     assert exact.omitted == {
-        "summaries": [], "digest": [], "retrieved": [], "recent": [], "summaries_before_episode": None,
+        "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
     }
 
 
@@ -294,7 +296,7 @@ def test_budget_large_enough_leaves_nothing_out(chained_session):
     session, _, rows = chained_session
     result = build_context(session=session, question="q", budget=1_000_000)
     assert result.omitted == {
-        "summaries": [], "digest": [], "retrieved": [], "recent": [], "summaries_before_episode": None,
+        "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
     }
     assert result.summaries == [r.pk for r in rows]
 
@@ -424,7 +426,7 @@ def test_endpoint_without_question_or_budget(api_client, owned, settings):
     assert body["prompt"].startswith("User Question: \n\n")
     assert body["budget"] == settings.CONTEXT_DEFAULT_BUDGET
     assert body["omitted"] == {
-        "summaries": [], "digest": [], "retrieved": [], "recent": [], "summaries_before_episode": None,
+        "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
     }
 
 

@@ -1,5 +1,5 @@
 """A long retrieved exchange is quoted by the passages of it that matter for
-the question (summaries.context.quoting), in their order, with "…" where
+the question (summaries.context.selection), in their order, with "…" where
 text is left out; a short one in full; the budget stays a hard cap."""
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def chatter(n: int) -> dict[str, str]:
 @pytest.fixture
 def long_session(session, settings):
     settings.CONTEXT_PASSAGE_TOKENS = 150
+    # A floor every exchange that names Ines clears (in so short a session her
+    # name weighs little): these tests are about how passages are cut and quoted.
+    settings.CONTEXT_RELEVANCE_FLOOR = 0.1
     items = [chatter(n) for n in range(40)]
     items[5] = {
         "user_input": long_text("Note", "My sister Ines moved to Porto last spring with her two cats."),

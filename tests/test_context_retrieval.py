@@ -24,8 +24,11 @@ def chatter(n: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def long_session(session):
-    """60 exchanges; a fact told in the 4th; a summary row over the first 40."""
+def long_session(session, settings):
+    """60 exchanges; a fact told in the 4th; a summary row over the first 40.
+    No relevance floor: these tests are about how the budget is filled with
+    what was ranked (the floor's own: tests/semantic/test_relevance_floor.py)."""
+    settings.CONTEXT_RELEVANCE_FLOOR = 0.0
     items = [chatter(n) for n in range(60)]
     items[3] = {
         "user_input": "My sister Ines moved to Porto last spring.",

@@ -128,6 +128,7 @@ class Ranking:
         #: estimates them) that they tell few apart.
         least = max(COMMON_SHARE * self.total, COMMON_EPISODES)
         self.common = frozenset(term for term in self.terms if self._estimate(term) >= least)
+        self.idf: dict[str, float] = {}
 
     def _estimate(self, term: str) -> float:
         """The episodes holding ``term``, as the window tells (exact when it is the whole session)."""
@@ -177,6 +178,9 @@ class Ranking:
 
         df = {term: frequency(term) for term in self.terms}
         idf = {term: math.log(1 + (self.total - df[term] + 0.5) / (df[term] + 0.5)) for term in self.terms}
+        #: Each term's weight in the scope, as the last ``hits()`` estimated it: what
+        #: a passage's words are scored by (``sessions_app.excerpts``).
+        self.idf = idf
         candidates = _candidates(self.window, probed, rare, idf, cap)
         average = self.total_tokens / self.total if self.total_tokens else 1.0
         hits = [

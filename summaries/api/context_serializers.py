@@ -45,7 +45,10 @@ class OmittedSerializer(serializers.Serializer):
     summaries = serializers.ListField(child=serializers.IntegerField(), help_text="Summary ids.")
     digest = serializers.ListField(child=serializers.IntegerField(), help_text="Episode ids.")
     retrieved = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Episode ids ranked for the question that did not fit."
+        child=serializers.IntegerField(), help_text="Episode ids ranked above the floor that did not fit."
+    )
+    below_floor = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Episode ids ranked but under the relevance floor."
     )
     summaries_before_episode = serializers.IntegerField(
         allow_null=True,
@@ -77,7 +80,7 @@ class ContextSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
         help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
     )
-    omitted = OmittedSerializer(help_text="What the budget left out.")
+    omitted = OmittedSerializer(help_text="What was left out: over the budget, or under the relevance floor.")
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
     within_budget = serializers.BooleanField()
 

@@ -26,16 +26,21 @@ Summary rows stand in for the episodes they cover; older episodes that no
 row covers yet (summarization runs behind the writes) get the
 extractive digest, so no exchange silently vanishes. Summaries keep the
 gist but forget details, so the older episodes that rank highest for the
-question (``sessions_app.search``) are quoted as well: in full, or by
-their passages that matter for the question when they are long
-(``summaries.context.quoting``).
+question (``sessions_app.retrieval``) are quoted as well: in full when
+they are short, by their passages that matter for the question when they
+are long (``summaries.context.selection``).
 
 The budget (``CONTEXT_DEFAULT_BUDGET`` when the caller names none) is a hard
-cap (see ``summaries.context.budget``), filled in this order: retrieved
-exchanges by rank (as many ranked as the budget could hold, with some to
-spare: ``sources.retrieval_depth``), then summary rows newest first, then
-the digest; a summary row that answers the question is offered among the
-best retrieved exchanges instead (``summaries.context.summary_ranking``).
+cap (see ``summaries.context.budget``), and not a target. After the recent
+window's share (``summaries.context.window``) it goes, in this order, to
+the best passages across the ranked exchanges (as many exchanges ranked as
+the budget could hold, with some to spare: ``sources.retrieval_depth``),
+each quoted only when its evidence for the question clears
+``CONTEXT_RELEVANCE_FLOOR`` (``sessions_app.relevance``); then to summary
+rows newest first (a row that answers the question is offered among the
+best passages instead: ``summaries.context.summary_ranking``); then to
+the digest. A message that needs no memory
+(``sessions_app.semantic.small_talk``) gets neither passages nor summaries.
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
@@ -43,8 +48,9 @@ about than summaries of the same size.
 Cost does not grow with the session: the recent episodes, the summary
 chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
 episodes the digest quotes are one query of index probes; the retrieval is
-bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and only the retrieved episodes
-that fit are read in full.
+bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and the ranked episodes (as
+many as ``sources.retrieval_depth``) are read with their marked words and
+stored vectors in three queries.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
 from summaries.context import sources
-from summaries.context.budget import Complete, ContextTooLarge, Piece, fit, turn_budget
+from summaries.context.budget import HEADING_COST, ContextTooLarge, Piece, fit, turn_budget
 from summaries.context.layout import (
     INSTRUCTIONS,
     QUESTION_LABEL,
@@ -72,7 +78,7 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
-from summaries.context.quoting import Question, quote, quoted_tokens
+from summaries.context.retrieved import Chosen, needs_no_memory, retrieved_pieces
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
 from summaries.context.window import split_window, window_may_not_hold
@@ -105,7 +111,10 @@ class ContextResult:
     those episodes' ids to its position in the session (the ``#12`` people
     read). ``omitted`` lists what was
     left out: ``{"summaries": [ids], "digest": [episode ids], "retrieved":
-    [episode ids], "summaries_before_episode": id | None}``; the last is set
+    [episode ids], "below_floor": [episode ids], "recent": [episode ids],
+    "summaries_before_episode": id | None}``: ``retrieved`` the ranked
+    exchanges that clear ``CONTEXT_RELEVANCE_FLOOR`` and did not fit,
+    ``below_floor`` those ranked that do not clear it (never quoted); the last is set
     when the chain is longer than ``CONTEXT_MAX_SUMMARIES`` and means that
     the rows covering episodes before that id were not even read.
     ``full_history_tokens`` is what the prompt would cost with every episode
@@ -133,6 +142,7 @@ class ContextResult:
             "summaries": [],
             "digest": [],
             "retrieved": [],
+            "below_floor": [],
             "recent": [],
             "summaries_before_episode": None,
         }
@@ -203,9 +213,6 @@ def build_context(
         hits = pending.hits([ex.id for ex in recent], lift=date_lift(session.pk, question, asked_at))
     has_earlier = bool(chain or uncovered or not_read or hits or split.left)
 
-    asked = _question(pending)
-    # Summary rows that answer the question compete with the retrieved exchanges (summary_ranking).
-    pieces = compete(_pieces(session.pk, chain, uncovered, hits), chain, question, asked)
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
@@ -221,20 +228,27 @@ def build_context(
             has_earlier_episodes=has_earlier,
         )
 
-    texts: dict[int, tuple[Exchange, Any]] = {}
-    cuts: dict[int, list[list[int]]] = {}
-    fitted = fit(
-        budget=budget,
-        recent=recent,
-        pieces=pieces,
-        render=render,
-        complete=_with_texts(session.pk, texts, cuts, asked),
-    )
+    # The best passages across the ranked exchanges, in what the question and
+    # the recent window leave of the budget (summaries.context.selection).
+    room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
+    if pending is not None and needs_no_memory(question, pending):
+        # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
+        # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
+        quoted_texts, chosen = [], Chosen(below_floor=[hit.episode_id for hit in hits])
+        pieces: list[Piece] = []
+    else:
+        quoted_texts, chosen = retrieved_pieces(session.pk, hits, pending, room, RETRIEVED_LABEL_TOKENS)
+        pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
+        # Summary rows that answer the question compete with the retrieved passages.
+        vector = pending.vector.result() if pending is not None and pending.vector is not None else None
+        pieces = compete(pieces, chain, question, vector)
+    fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render)
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
     digest_kept = ("digest", None) in kept_ids
     retrieved_ids = sorted(p.id for p in fitted.kept if p.kind == "retrieved" and p.id is not None)
-    quoted = [texts[pk][0] for pk in retrieved_ids] + fitted.recent + (uncovered if digest_kept else [])
+    quoted = [chosen.texts[pk][0] for pk in retrieved_ids] + fitted.recent
+    quoted += uncovered if digest_kept else []
     full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
     whole = None
@@ -262,13 +276,15 @@ def build_context(
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         positions={ex.id: ex.position for ex in quoted},
         # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
-        passages={pk: cuts[pk] for pk in retrieved_ids if pk in cuts}
+        passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}
         | {ex.id: split.passages[ex.id] for ex in fitted.recent if ex.id in split.passages},
         omitted={
             "summaries": ([not_read.id] if not_read else [])
             + [part.id for part in chain if ("summary", part.id) not in kept_ids],
             "digest": [] if digest_kept else digest_ids,
-            "retrieved": [p.id for p in fitted.left_out if p.kind == "retrieved"],
+            # Ranked, clearing the floor, and over budget; then ranked and under the floor.
+            "retrieved": [pk for pk in chosen.above_floor if pk not in retrieved_ids],
+            "below_floor": chosen.below_floor,
             # The window's older exchanges its share of the budget left to retrieval, not quoted.
             "recent": [ex.id for ex in split.left if ex.id not in retrieved_ids],
             # Rows older than ``not_read`` were not read at all; this bounds them.
@@ -277,13 +293,9 @@ def build_context(
     )
 
 
-def _pieces(
-    session_pk: int,
-    chain: list[sources.SummaryPart],
-    uncovered: list[Exchange],
-    hits: list[Hit],
-) -> list[Piece]:
-    """The optional pieces in the order the budget takes them (module docstring)."""
+def _pieces(session_pk: int, chain: list[sources.SummaryPart], uncovered: list[Exchange]) -> list[Piece]:
+    """The summary rows, newest first, then the digest: what the budget
+    takes after the retrieved exchanges."""
     dates = sources.episode_dates(
         session_pk, [part.first_episode_id for part in chain] + [part.last_episode_id for part in chain]
     )
@@ -292,52 +304,6 @@ def _pieces(
         span = date_span(dates.get(part.first_episode_id), dates.get(part.last_episode_id))
         text = f"{span} {part.content}" if span else part.content
         summaries.append(Piece("summary", part.id, text, part.token_count + count_tokens(span) + 1))
-    # Texts are read once the budget has chosen (see _with_texts).
-    retrieved = [
-        Piece("retrieved", hit.episode_id, "", quoted_tokens(hit.token_count) + RETRIEVED_LABEL_TOKENS) for hit in hits
-    ]
     digest_text = extractive_digest((ex.user_input, ex.response) for ex in uncovered)
     digest = [Piece("digest", None, digest_text, count_tokens(digest_text))] if digest_text else []
-    return retrieved + summaries + digest
-
-
-def _question(pending: Any) -> Question:
-    """What ranks a long exchange's passages: the terms and vector retrieval already has."""
-    if pending is None:
-        return Question()
-    terms = tuple(pending.ranking.terms) if pending.ranking else ()
-    return Question(terms, pending.vector)
-
-
-def _with_texts(
-    session_pk: int,
-    texts: dict[int, tuple[Exchange, Any]],
-    cuts: dict[int, list[list[int]]],
-    question: Question,
-) -> Complete:
-    """Fill in the retrieved pieces' texts, reading only the episodes kept
-    (and the few the budget may try next) and each of them once, into
-    ``texts``; a long one is quoted by its passages (``summaries.context.quoting``),
-    whose offsets go into ``cuts``."""
-    quoted: dict[int, str] = {}
-
-    def complete(kept: list[Piece], upcoming: Sequence[Piece]) -> list[Piece]:
-        wanted = [p.id for p in [*kept, *upcoming] if p.kind == "retrieved" and not p.text]
-        missing = [pk for pk in wanted if pk is not None and pk not in texts]
-        if missing:
-            found = sources.episode_texts(session_pk, missing)
-            texts.update(found)
-            written, spans = quote(found, question)
-            quoted.update(written)
-            cuts.update(spans)
-        completed = []
-        for piece in kept:
-            if piece.kind == "retrieved" and not piece.text:
-                found = texts.get(piece.id)
-                if found is None:  # gone since it was ranked: nothing to quote
-                    continue
-                piece = Piece(piece.kind, piece.id, quoted[piece.id], piece.cost)
-            completed.append(piece)
-        return completed
-
-    return complete
+    return summaries + digest

@@ -137,7 +137,7 @@ def retrieval_depth(session: ChatSession, budget: int, piece_tokens: int) -> int
     ``RETRIEVED_MIN``, at most ``CONTEXT_RETRIEVE_CANDIDATES``. A fixed
     number would leave a large budget to the summaries once it ran out,
     though the exchanges keep more (``summaries.context``'s docstring)."""
-    # A long exchange is quoted by its passages, at most CONTEXT_PASSAGE_TOKENS (summaries.context.quoting).
+    # A long exchange is quoted by its passages, at most CONTEXT_PASSAGE_TOKENS (summaries.context.selection).
     mean = session.cached_total_tokens / max(session.cached_episode_count, 1)
     mean = min(mean, settings.CONTEXT_PASSAGE_TOKENS)
     fits = budget / (mean + piece_tokens)

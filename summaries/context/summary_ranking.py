@@ -31,7 +31,6 @@ from sessions_app.semantic.vectors import to_matrix
 from sessions_app.tokens import count_tokens
 from summaries.context.budget import Piece
 from summaries.context.layout import ELLIPSIS
-from summaries.context.quoting import Question
 from summaries.context.sources import SummaryPart
 from summaries.models import SummaryIndex
 from summaries.summary_index import digest_of, passages_of, terms, words_of
@@ -61,7 +60,7 @@ class _Passage:
 
 
 def compete(
-    pieces: Sequence[Piece], chain: Sequence[SummaryPart], question: str, asked: Question
+    pieces: Sequence[Piece], chain: Sequence[SummaryPart], question: str, vector: np.ndarray | None
 ) -> list[Piece]:
     """``pieces`` (retrieved exchanges by rank, summary rows newest first,
     the digest) with the rows that answer ``question`` quoted by their
@@ -72,7 +71,6 @@ def compete(
     if not chain or SUMMARY_RANK is None:
         return pieces
     wanted = set(terms(question))
-    vector = asked.vector.result() if asked.vector is not None else None
     if not wanted and vector is None:
         return pieces
     passages = _passages(chain, wanted, vector)

@@ -1,0 +1,64 @@
+"""The budget goes to the best passages across the ranked exchanges
+(summaries.context.selection), not to the best exchanges each cut alike;
+nothing under CONTEXT_RELEVANCE_FLOOR is chosen, whatever room is left."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessions_app.excerpts import Evidence
+from summaries.context.selection import select
+
+LABEL = 15
+
+
+def passages(pk: int, closeness: list[float], *, tokens: int = 40, words: float = 0.0) -> list[Evidence]:
+    """An exchange of one short user message and a long reply cut into passages of ``tokens``."""
+    found = [Evidence(pk, 0, 0, 0, 20, 200, 0.0, 0.0)]  # the user's side: long, unrelated
+    start = 20
+    for n, close in enumerate(closeness, 1):
+        found.append(Evidence(pk, n, 1, start, start + 100, tokens, words, close))
+        start += 101
+    return found
+
+
+@pytest.fixture(autouse=True)
+def floor(settings):
+    settings.CONTEXT_RELEVANCE_FLOOR = 0.15
+    settings.CONTEXT_PASSAGE_TOKENS = 300
+
+
+def test_the_best_passage_wins_over_the_better_ranked_exchange():
+    # The first ranked exchange has only middling passages; the fifth holds the one that answers.
+    evidence = {1: passages(1, [0.2, 0.22, 0.18]), 5: passages(5, [0.05, 0.7, 0.04])}
+    sizes = {1: 400, 5: 400}
+    picked = select(ranked=[1, 5], evidence=evidence, sizes=sizes, room=40 + LABEL + 4, label_tokens=LABEL)
+    assert [quote.episode_id for quote in picked.quotes] == [5]
+    assert picked.quotes[0].spans == [(121, 221)]  # the second passage of the reply, alone
+
+
+def test_nothing_under_the_floor_is_quoted_however_much_room_is_left():
+    evidence = {1: passages(1, [0.1, 0.05]), 2: passages(2, [0.12, 0.3])}
+    picked = select(ranked=[1, 2], evidence=evidence, sizes={1: 400, 2: 400}, room=10_000, label_tokens=LABEL)
+    assert [quote.episode_id for quote in picked.quotes] == [2]
+    assert picked.quotes[0].spans == [(121, 221)]  # its passage under the floor is left out too
+    assert picked.below_floor == [1]
+    assert picked.above_floor == [2]
+    assert picked.spare == []
+
+
+def test_one_exchange_with_several_good_passages_pays_its_label_once():
+    evidence = {1: passages(1, [0.5, 0.45]), 2: passages(2, [0.46])}
+    # Room for two passages and one label, not two labels.
+    room = 2 * (40 + 2) + LABEL
+    picked = select(ranked=[1, 2], evidence=evidence, sizes={1: 400, 2: 400}, room=room, label_tokens=LABEL)
+    assert [quote.episode_id for quote in picked.quotes] == [1]
+    assert picked.quotes[0].spans == [(20, 221)]  # adjacent passages of one side joined
+    assert [quote.episode_id for quote in picked.spare] == [2]
+
+
+def test_a_short_exchange_is_a_unit_whole():
+    short = [Evidence(3, 0, 0, 0, 30, 10, 0.0, 0.4), Evidence(3, 1, 1, 30, 60, 10, 0.0, 0.1)]
+    picked = select(ranked=[3], evidence={3: short}, sizes={3: 20}, room=100, label_tokens=LABEL)
+    (quote,) = picked.quotes
+    assert quote.whole and quote.tokens == 20 + LABEL
