@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from nexus import after_response
+from nexus import after_response, store_guard
 from nexus.counters import forget_leases
 from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
@@ -26,6 +26,7 @@ def _fresh_cache():
     cache.clear()
     forget_leases()
     forget_vectors()
+    store_guard.reset()
     yield
     cache.clear()
     forget_leases()

@@ -17,6 +17,8 @@ import redis
 from django.conf import settings
 from django.core.cache import cache
 
+from nexus.store_guard import store_call
+
 
 def store_client() -> redis.Redis | None:
     """redis-py's client of the shared cache's server (None when the cache is not Redis).
@@ -44,6 +46,9 @@ def count_in_window(key: str, timeout: int, *, batch: int = 1) -> int:
     is then exact for the store and at most ``batch`` ahead per process, so
     a limit is never exceeded, only reached a little early; for a high rate
     (a signed-in client's) that trade is what keeps the store off every request.
+
+    ``StoreUnavailable`` while the store cannot be reached: the caller decides
+    what a count it cannot have means.
     """
     if batch > 1:
         return _count_from_lease(key, timeout, batch)
@@ -77,6 +82,11 @@ def _count_from_lease(key: str, timeout: int, batch: int) -> int:
 
 
 def _add(key: str, amount: int, timeout: int) -> int:
+    """``StoreUnavailable`` while the store cannot be reached (``nexus.store_guard``)."""
+    return store_call("count", lambda: _add_now(key, amount, timeout))
+
+
+def _add_now(key: str, amount: int, timeout: int) -> int:
     client = store_client()
     if client is not None:
         full = cache.make_key(key)
