@@ -22,11 +22,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
-from nexus.counters import count_in_window
+from nexus.counters import count_in_window, current_counts, forget_count
 from nexus.store_guard import StoreUnavailable, store_call
 
 
@@ -54,7 +53,7 @@ def login_wait(request: Any, username: str) -> float | None:
     limits = [(key, limit) for key, limit in _keys(request, username) if limit]
     names = {_windowed(key, limit[1], now): limit for key, limit in limits}
     try:
-        counts = store_call("login limit", lambda: cache.get_many(list(names)))
+        counts = store_call("login limit", lambda: current_counts(list(names)))
     except StoreUnavailable:
         return None  # fails open
     waits = [
@@ -79,7 +78,7 @@ def login_succeeded(request: Any, username: str) -> None:
     key, limit = _keys(request, username)[0]
     if limit:
         with contextlib.suppress(StoreUnavailable):
-            store_call("login limit", lambda: cache.delete(_windowed(key, limit[1], time.time())))
+            store_call("login limit", lambda: forget_count(_windowed(key, limit[1], time.time())))
 
 
 def too_many_attempts(wait: float) -> HttpResponse:

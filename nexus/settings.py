@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "nexus.shared_store",
     "sessions_app",
     "summaries",
 ]

@@ -32,7 +32,9 @@ def test_a_command_that_exits_is_started_again(tmp_path):
     starts = tmp_path / "starts"
     process = respawned(f"open({str(starts)!r}, 'a').write('x'); raise SystemExit(3)", tmp_path)
     try:
-        wait_until(lambda: starts.exists() and len(starts.read_text()) >= 2, timeout=20, message="a second start")
+        wait_until(
+            lambda: starts.exists() and len(starts.read_text()) >= 2, timeout=20, message="a second start"
+        )
         assert process.poll() is None
         assert "exited with status 3" in (tmp_path / "respawn.log").read_text()
     finally:
@@ -59,7 +61,9 @@ def test_a_stop_reaches_the_command_once_and_ends_the_loop(tmp_path):
 
 
 def test_procfile_runs_worker_and_beat_under_respawn():
-    entries = dict(line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip())
+    entries = dict(
+        line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()
+    )
     assert entries["worker"].strip().startswith("python -m nexus.respawn celery -A nexus worker")
     assert entries["beat"].strip().startswith("python -m nexus.respawn celery -A nexus beat")
     assert "respawn" not in entries["web"]

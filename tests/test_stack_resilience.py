@@ -93,13 +93,20 @@ def test_the_stack_rides_out_a_broker_restart_and_a_dead_worker(tmp_path, own_re
 
         own_redis.stop()
         wait_until(
-            lambda: httpx.get(f"{base}/healthz", timeout=5).status_code == 503, timeout=30, message="the outage"
+            lambda: httpx.get(f"{base}/healthz", timeout=5).status_code == 503,
+            timeout=30,
+            message="the outage",
         )
-        wait_until(lambda: "Trying to reconnect" in text() or "Connection to broker lost" in text(),
-                   timeout=30, message=f"the worker to notice\n{text()[-3000:]}")
+        wait_until(
+            lambda: "Trying to reconnect" in text() or "Connection to broker lost" in text(),
+            timeout=30,
+            message=f"the worker to notice\n{text()[-3000:]}",
+        )
         mark = len(text())
         own_redis.start()
-        wait_until(lambda: swept_since(mark), timeout=90, message=f"a sweep after the restart\n{text()[-4000:]}")
+        wait_until(
+            lambda: swept_since(mark), timeout=90, message=f"a sweep after the restart\n{text()[-4000:]}"
+        )
         assert stack.poll() is None
 
         worker = worker_main_pid(stack.pid)
@@ -108,7 +115,9 @@ def test_the_stack_rides_out_a_broker_restart_and_a_dead_worker(tmp_path, own_re
         wait_until(lambda: "respawn: celery exited" in text(), timeout=30, message="respawn to notice")
         mark = len(text())
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
-        wait_until(lambda: swept_since(mark), timeout=120, message=f"a sweep by the new worker\n{text()[-4000:]}")
+        wait_until(
+            lambda: swept_since(mark), timeout=120, message=f"a sweep by the new worker\n{text()[-4000:]}"
+        )
         assert stack.poll() is None
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
         new_worker = worker_main_pid(stack.pid)

@@ -14,6 +14,10 @@ and a deleted token fails at once in every process sharing the cache: the
 change returns only when every process holds the new generation
 (``nexus.marks``), so checking it costs no round trip to the cache.
 
+Where the shared store is the database (no Redis), nothing is remembered:
+reading a generation there would cost the query the lookup costs, and the
+lookup is the truth itself, so a deleted token fails in every process at once.
+
 While the shared store cannot be reached (``nexus.store_guard``), every
 request looks its token up in the database and nothing is remembered; a
 revocation is then the deleted row alone, which every process sees at once.
@@ -42,6 +46,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from nexus.api.throttling import anonymous_wait
+from nexus.counters import store_is_database
 from nexus.marks import current_mark, set_mark
 from nexus.store_guard import StoreUnavailable, outages_seen
 
@@ -68,6 +73,8 @@ def revoke_remembered(user_pk: Any) -> None:
 
 
 def _new_generation(user_pk: Any) -> None:
+    if store_is_database():
+        return  # nothing is remembered against it (see the module docstring)
     timeout = max(settings.API_TOKEN_CACHE_SECONDS * 2, 60)
     try:
         set_mark(generation_key(user_pk), uuid.uuid4().hex, timeout)
@@ -108,7 +115,7 @@ class CachedTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         ttl = settings.API_TOKEN_CACHE_SECONDS
-        if ttl <= 0:
+        if ttl <= 0 or store_is_database():
             return super().authenticate_credentials(key)
         now = time.monotonic()
         outages = outages_seen()  # read first: an outage from here on makes the entry stale

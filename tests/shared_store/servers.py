@@ -27,7 +27,17 @@ def server_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(
-            ("SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_", "CACHE_", "API_", "PYTEST_")
+            (
+                "SUMMARY_",
+                "DJANGO_",
+                "CELERY_",
+                "CONTEXT_",
+                "INFERENCE_",
+                "DATABASE_",
+                "CACHE_",
+                "API_",
+                "PYTEST_",
+            )
         )
     }
     env.update(
@@ -68,8 +78,13 @@ def prepare(env: dict[str, str], code: str = "") -> str:
 def gunicorn(env: dict[str, str], log_path: Path, *, workers: int = 1, threads: int = 4) -> Iterator[str]:
     """gunicorn serving ``env`` on a free port; yields its base URL once it answers."""
     port = free_port()
-    env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers),
-           "GUNICORN_THREADS": str(threads), "GUNICORN_MAX_REQUESTS": "0"}
+    env = {
+        **env,
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": str(workers),
+        "GUNICORN_THREADS": str(threads),
+        "GUNICORN_MAX_REQUESTS": "0",
+    }
     command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
     process = start_logged(command, log_path=log_path, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -93,6 +108,8 @@ def _tail(path: Path) -> str:
 
 
 def token_for(base: str, username: str = "ann", password: str = PASSWORD) -> str:
-    answer = httpx.post(f"{base}/api/auth/token/", json={"username": username, "password": password}, timeout=10)
+    answer = httpx.post(
+        f"{base}/api/auth/token/", json={"username": username, "password": password}, timeout=10
+    )
     assert answer.status_code == 200, answer.text
     return answer.json()["token"]

@@ -20,7 +20,6 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from nexus import store_guard
-
 from tests.process_support import own_redis  # noqa: F401 - fixture
 from tests.shared_store.servers import PASSWORD, gunicorn, prepare, server_env
 
@@ -45,7 +44,10 @@ def one_round(http: httpx.Client, base: str, username: str, session_id: str) -> 
     chat = http.post(
         f"{base}/v1/chat/completions",
         json={"model": "nexus-test-chat", "messages": [{"role": "user", "content": "And what else?"}]},
-        headers={"Authorization": auth["Authorization"].replace("Token", "Bearer"), "X-Nexus-Session": session_id},
+        headers={
+            "Authorization": auth["Authorization"].replace("Token", "Bearer"),
+            "X-Nexus-Session": session_id,
+        },
     )
     seen.append(("v1", chat.status_code))
     seen.append(("revoke", http.delete(f"{base}/api/auth/token/", headers=auth).status_code))
@@ -118,7 +120,6 @@ def test_logins_writes_v1_and_revocation_keep_working_while_redis_is_down(own_re
     assert 1 <= log.count("shared store unreachable") <= 2 * 3, log[-4000:]
 
 
-
 # --- in this process: each use, one at a time ---------------------------------------
 
 
@@ -146,7 +147,11 @@ def token_client(user) -> tuple[APIClient, Token]:
 @pytest.mark.django_db
 def test_throttles_fail_open_with_one_warning(redis_cache, settings, caplog, anon_client):
     settings.API_THROTTLE_ANON = "2/minute"
-    assert [anon_client.post("/api/auth/token/", {}, format="json").status_code for _ in range(3)] == [400, 400, 429]
+    assert [anon_client.post("/api/auth/token/", {}, format="json").status_code for _ in range(3)] == [
+        400,
+        400,
+        429,
+    ]
     redis_cache.stop()
     with caplog.at_level(logging.WARNING, logger="nexus.store"):
         answers = [anon_client.post("/api/auth/token/", {}, format="json").status_code for _ in range(5)]
@@ -176,7 +181,9 @@ def test_revoking_while_redis_is_down_answers_204_and_the_token_fails(redis_cach
 
 
 @pytest.mark.django_db
-def test_what_was_remembered_before_an_outage_is_not_trusted_after_it(redis_cache, owner, other_user, session):
+def test_what_was_remembered_before_an_outage_is_not_trusted_after_it(
+    redis_cache, owner, other_user, session
+):
     client, token = token_client(owner)
     assert client.get("/api/sessions/").status_code == 200  # remembered
     redis_cache.stop()
@@ -197,9 +204,13 @@ def test_logins_are_not_limited_while_redis_is_down(redis_cache, settings, owner
     owner.save()
     redis_cache.stop()
     wrong = [
-        anon_client.post("/api/auth/token/", {"username": "owner", "password": "wrong"}, format="json").status_code
+        anon_client.post(
+            "/api/auth/token/", {"username": "owner", "password": "wrong"}, format="json"
+        ).status_code
         for _ in range(3)
     ]
     assert wrong == [400, 400, 400]
-    right = anon_client.post("/api/auth/token/", {"username": "owner", "password": "right-password"}, format="json")
+    right = anon_client.post(
+        "/api/auth/token/", {"username": "owner", "password": "right-password"}, format="json"
+    )
     assert right.status_code == 200
