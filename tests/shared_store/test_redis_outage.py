@@ -20,6 +20,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from nexus import store_guard
+from tests.factories import EpisodeFactory, SummaryFactory
+from tests.integration_support import use_broker
 from tests.process_support import own_redis  # noqa: F401 - fixture
 from tests.shared_store.servers import PASSWORD, gunicorn, prepare, server_env
 
@@ -214,3 +216,45 @@ def test_logins_are_not_limited_while_redis_is_down(redis_cache, settings, owner
         "/api/auth/token/", {"username": "owner", "password": "right-password"}, format="json"
     )
     assert right.status_code == 200
+
+
+@pytest.fixture
+def summary_row(session):
+    first = EpisodeFactory(session=session)
+    last = EpisodeFactory(session=session)
+    return SummaryFactory(session=session, first_episode_id=first.pk, last_episode_id=last.pk)
+
+
+@pytest.fixture
+def real_broker(own_redis, settings):  # noqa: F811
+    """Tasks go to the test's own redis-server (nobody consumes them)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    with use_broker(own_redis.url, "nexus-outage-test"):
+        yield own_redis
+
+
+@pytest.mark.django_db(transaction=True)  # sent at once, as in a request (no test transaction)
+def test_a_regeneration_that_cannot_be_queued_answers_503(redis_cache, real_broker, api_client, summary_row):
+    url = f"/api/summaries/{summary_row.pk}/regenerate/"
+    redis_cache.stop()
+    answer = api_client.post(url)
+    assert answer.status_code == 503
+    assert int(answer["Retry-After"]) > 0
+    assert "nothing was queued" in answer.json()["detail"]
+    redis_cache.start()
+    store_guard.reset()
+    assert api_client.post(url).status_code == 202
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_regeneration_the_broker_refuses_answers_503_and_leaves_the_row_free(
+    real_broker, api_client, summary_row
+):
+    url = f"/api/summaries/{summary_row.pk}/regenerate/"
+    real_broker.stop()  # the broker only: the cache is this process's memory
+    answer = api_client.post(url)
+    assert answer.status_code == 503
+    assert "Retry-After" in answer
+    real_broker.start()
+    # The row was not left marked as queued: the next request queues it.
+    assert api_client.post(url).status_code == 202
