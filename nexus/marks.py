@@ -28,9 +28,9 @@ While the store cannot be reached, ``current_mark`` and ``set_mark`` raise
 an outage there too, as changes may have been published while it was away.
 
 A mark is changed only through ``set_mark``: a write that publishes nothing
-would leave the mirrors behind. Without Redis (local memory, the embedded
-default) there is one process and its cache is the store: ``current_mark``
-and ``set_mark`` are cache calls.
+would leave the mirrors behind. Without Redis (the database as the store,
+or one process's memory) ``current_mark`` and ``set_mark`` are plain cache
+calls: every process reads the same rows, and nothing is mirrored.
 """
 
 from __future__ import annotations
