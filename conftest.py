@@ -9,6 +9,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from nexus import after_response, store_guard
+from nexus.api import polled_generation
 from nexus.counters import forget_leases
 from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
@@ -27,6 +28,7 @@ def _fresh_cache():
     forget_leases()
     forget_vectors()
     store_guard.reset()
+    polled_generation.forget()
     yield
     cache.clear()
     forget_leases()

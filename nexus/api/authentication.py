@@ -14,9 +14,11 @@ and a deleted token fails at once in every process sharing the cache: the
 change returns only when every process holds the new generation
 (``nexus.marks``), so checking it costs no round trip to the cache.
 
-Where the shared store is the database (no Redis), nothing is remembered:
-reading a generation there would cost the query the lookup costs, and the
-lookup is the truth itself, so a deleted token fails in every process at once.
+Where the shared store is the database (no Redis) there is one generation
+for all tokens, which each process reads at most once a second, and a
+revocation answers only once every process will have read it again
+(``nexus.api.polled_generation``): a deleted token fails in every process
+once its revocation has answered, and the memory costs one query a second.
 
 While the shared store cannot be reached (``nexus.store_guard``), every
 request looks its token up in the database and nothing is remembered; a
@@ -45,6 +47,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
+from nexus.api import polled_generation
 from nexus.api.throttling import anonymous_wait
 from nexus.counters import store_is_database
 from nexus.marks import current_mark, set_mark
@@ -74,7 +77,9 @@ def revoke_remembered(user_pk: Any) -> None:
 
 def _new_generation(user_pk: Any) -> None:
     if store_is_database():
-        return  # nothing is remembered against it (see the module docstring)
+        polled_generation.revoke_everywhere()
+        forget_tokens(user_pk=user_pk)
+        return
     timeout = max(settings.API_TOKEN_CACHE_SECONDS * 2, 60)
     try:
         set_mark(generation_key(user_pk), uuid.uuid4().hex, timeout)
@@ -115,8 +120,10 @@ class CachedTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         ttl = settings.API_TOKEN_CACHE_SECONDS
-        if ttl <= 0 or store_is_database():
+        if ttl <= 0:
             return super().authenticate_credentials(key)
+        if store_is_database():
+            return self._checked_by_poll(key, ttl)
         now = time.monotonic()
         outages = outages_seen()  # read first: an outage from here on makes the entry stale
         with _lock:
@@ -134,19 +141,40 @@ class CachedTokenAuthentication(TokenAuthentication):
             generation = _generation(user.pk)
         if generation is _UNREAD:
             return user, token  # checked against the database; nothing to remember it by
+        _remember(key, (now + ttl, user, token, generation, outages))
+        return user, token
+
+    def _checked_by_poll(self, key: str, ttl: int) -> tuple[Any, Token]:
+        now = time.monotonic()
+        generation = polled_generation.current(now)  # read before the lookup, as above
         with _lock:
-            _entries[key] = (now + ttl, user, token, generation, outages)
-            _entries.move_to_end(key)
-            while len(_entries) > MAX_ENTRIES:
-                _entries.popitem(last=False)
+            hit = _entries.get(key)
+        if hit is not None and hit[0] > now and hit[3] == generation:
+            return hit[1], hit[2]
+        user, token = super().authenticate_credentials(key)
+        _remember(key, (now + ttl, user, token, generation, outages_seen()))
         return user, token
 
 
-def _token_changed(sender: type[Token], instance: Token, **kwargs: Any) -> None:
+def _remember(key: str, entry: tuple[float, Any, Token, Any, int]) -> None:
+    with _lock:
+        _entries[key] = entry
+        _entries.move_to_end(key)
+        while len(_entries) > MAX_ENTRIES:
+            _entries.popitem(last=False)
+
+
+def _token_changed(sender: type[Token], instance: Token, created: bool = False, **kwargs: Any) -> None:
+    if created:
+        return  # a new key: no process can remember it yet
     revoke_remembered(instance.user_id)
 
 
-def _user_changed(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+def _user_changed(
+    sender: Any, instance: Any, update_fields: Any = None, created: bool = False, **kwargs: Any
+) -> None:
+    if created:
+        return  # a new user has no token yet
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return  # a login changes nothing a token stands for
     revoke_remembered(instance.pk)

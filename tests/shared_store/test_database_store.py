@@ -1,17 +1,22 @@
 """The shared store in the database (``CACHE_URL=db://``, the default without
 Redis): counts in one upsert, windows that start again, login limits and
-marks through it, and tokens looked up in the database on every request."""
+marks through it, and remembered tokens checked against a generation each
+process reads at most once a second (``nexus.api.polled_generation``)."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from nexus import counters
+from nexus.api import polled_generation
 from nexus.counters import count_in_window, current_counts, forget_count
 from nexus.marks import current_mark, set_mark
 from nexus.shared_store.models import Counter
@@ -115,12 +120,44 @@ def test_login_failures_are_counted_in_the_database(database_store, settings, ow
     assert Counter.objects.filter(name__startswith="login-failures:").count() == 2
 
 
+def token_queries(client: APIClient) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/api/sessions/").status_code == 200
+    return [q["sql"] for q in queries if "authtoken_token" in q["sql"] or "nexus_cache" in q["sql"]]
+
+
 @pytest.mark.django_db
-def test_a_token_is_looked_up_on_every_request(database_store, owner, session):
+def test_a_remembered_token_costs_no_query_between_polls(database_store, owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    first = token_queries(client)
+    assert len(first) == 2  # the generation, then the token
+    assert token_queries(client) == []
+
+
+@pytest.mark.django_db
+def test_a_revocation_elsewhere_is_seen_once_it_has_answered(database_store, owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get("/api/sessions/").status_code == 200  # remembered
+    # Another process deletes the token and revokes: a new generation, then its wait.
+    Token.objects.filter(pk=token.pk)._raw_delete(Token.objects.db)
+    cache.set(polled_generation.KEY, "changed elsewhere", None)
+    time.sleep(polled_generation.POLL_SECONDS + polled_generation.MARGIN_SECONDS)
+    assert client.get("/api/sessions/").status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_revoking_here_waits_out_a_poll_before_it_answers(database_store, owner, session):
     token = Token.objects.create(user=owner)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     assert client.get("/api/sessions/").status_code == 200
-    # Deleted with no signal (as by another process): refused at once.
-    Token.objects.filter(pk=token.pk)._raw_delete(Token.objects.db)
+    before = cache.get(polled_generation.KEY)
+    started = time.monotonic()
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert time.monotonic() - started >= polled_generation.POLL_SECONDS
+    assert cache.get(polled_generation.KEY) != before
     assert client.get("/api/sessions/").status_code == 401
