@@ -20,10 +20,11 @@ Standard library only: no Django here.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from types import FrameType
 
@@ -36,15 +37,18 @@ def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m nexus.respawn COMMAND [ARGS...]", file=sys.stderr)
         return 2
-    stopping = threading.Event()
+    # Plain values, not a threading.Event: a signal handler that took the
+    # Event's lock while the main thread held it would never return.
+    stopping = [False]
     child: list[subprocess.Popen[bytes]] = []
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        if stopping.is_set():
+        if stopping[0]:
             return
-        stopping.set()
-        if child and child[0].poll() is None:
-            child[0].send_signal(signum)
+        stopping[0] = True
+        if child and child[0].returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child[0].pid, signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -53,22 +57,26 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         process = subprocess.Popen(argv, start_new_session=True)
         child[:] = [process]
-        if stopping.is_set():  # a signal that came while it was being started
-            process.send_signal(signal.SIGTERM)
+        if stopping[0]:  # a signal that came while it was being started
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGTERM)
         status = process.wait()
-        if stopping.is_set():
+        if stopping[0]:
             return status
         ran = time.monotonic() - started
         pause = FIRST_PAUSE if ran >= STEADY_SECONDS else pause
         print(
-            f"respawn: {argv[0]} exited with status {status} after {ran:.0f} s; starting it again in {pause:g} s",
+            f"respawn: {argv[0]} exited with status {status} after {ran:.0f} s; "
+            f"starting it again in {pause:g} s",
             file=sys.stderr,
             flush=True,
         )
-        if stopping.wait(pause):
+        resume = time.monotonic() + pause
+        while not stopping[0] and time.monotonic() < resume:
+            time.sleep(0.05)
+        if stopping[0]:
             return status
         pause = min(pause * 2, LONGEST_PAUSE)
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

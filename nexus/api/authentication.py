@@ -49,7 +49,7 @@ from rest_framework.authtoken.models import Token
 
 from nexus.api import polled_generation
 from nexus.api.throttling import anonymous_wait
-from nexus.counters import store_is_database
+from nexus.counters import store_client, store_is_database
 from nexus.marks import current_mark, set_mark
 from nexus.store_guard import StoreUnavailable, outages_seen
 
@@ -125,7 +125,8 @@ class CachedTokenAuthentication(TokenAuthentication):
         if store_is_database():
             return self._checked_by_poll(key, ttl)
         now = time.monotonic()
-        outages = outages_seen()  # read first: an outage from here on makes the entry stale
+        # Read first: an outage from here on makes the entry stale (local memory has none).
+        outages = outages_seen() if store_client() is not None else 0
         with _lock:
             hit = _entries.get(key)
         generation: Any = _UNREAD
