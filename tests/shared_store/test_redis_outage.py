@@ -226,9 +226,11 @@ def summary_row(session):
 
 
 @pytest.fixture
-def real_broker(own_redis, settings):  # noqa: F811
-    """Tasks go to the test's own redis-server (nobody consumes them)."""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+def real_broker(own_redis):  # noqa: F811
+    """Tasks go to the test's own redis-server (nobody consumes them). Only
+    Celery's app is changed (``use_broker``): Django's settings stay as they
+    are, or the app could read its configuration from them meanwhile and
+    keep it for the rest of the session."""
     with use_broker(own_redis.url, "nexus-outage-test"):
         yield own_redis
 
