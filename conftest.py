@@ -8,7 +8,8 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from nexus import after_response
+from nexus import after_response, store_guard
+from nexus.api import polled_generation
 from nexus.counters import forget_leases
 from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
@@ -26,6 +27,8 @@ def _fresh_cache():
     cache.clear()
     forget_leases()
     forget_vectors()
+    store_guard.reset()
+    polled_generation.forget()
     yield
     cache.clear()
     forget_leases()

@@ -4,18 +4,26 @@ A throttle counts every API request. Django's cache API gives no atomic
 "add one, creating the key with an expiry": on Redis ``incr`` first asks
 whether the key exists (a round trip of its own) and a new window needs an
 ``add`` too. On Redis this sends INCR and EXPIRE NX in one pipeline instead,
-through redis-py's documented client; on any other cache (local memory in
-the embedded default) it keeps to the cache API.
+through redis-py's documented client. Where the store is the database
+(``CACHE_URL=db://``, the default without Redis) a count is one upsert on
+``nexus_counter`` (``nexus.shared_store``) that returns the new value, atomic
+across processes on SQLite and PostgreSQL alike. Local memory
+(``locmem://``) keeps to the cache API.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from functools import lru_cache
 
 import redis
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
+
+from nexus.store_guard import store_call
 
 
 def store_client() -> redis.Redis | None:
@@ -27,6 +35,11 @@ def store_client() -> redis.Redis | None:
     if not config["BACKEND"].endswith(".RedisCache"):
         return None
     return _client_for(config["LOCATION"], tuple(sorted(config.get("OPTIONS", {}).items())))
+
+
+def store_is_database() -> bool:
+    """Whether the shared store is the database (``CACHE_URL=db://``)."""
+    return settings.CACHES["default"]["BACKEND"].endswith(".DatabaseCache")
 
 
 @lru_cache(maxsize=4)
@@ -44,6 +57,9 @@ def count_in_window(key: str, timeout: int, *, batch: int = 1) -> int:
     is then exact for the store and at most ``batch`` ahead per process, so
     a limit is never exceeded, only reached a little early; for a high rate
     (a signed-in client's) that trade is what keeps the store off every request.
+
+    ``StoreUnavailable`` while the store cannot be reached: the caller decides
+    what a count it cannot have means.
     """
     if batch > 1:
         return _count_from_lease(key, timeout, batch)
@@ -77,6 +93,13 @@ def _count_from_lease(key: str, timeout: int, batch: int) -> int:
 
 
 def _add(key: str, amount: int, timeout: int) -> int:
+    """``StoreUnavailable`` while the store cannot be reached (``nexus.store_guard``)."""
+    return store_call("count", lambda: _add_now(key, amount, timeout))
+
+
+def _add_now(key: str, amount: int, timeout: int) -> int:
+    if store_is_database():
+        return _add_in_database(key, amount, timeout)
     client = store_client()
     if client is not None:
         full = cache.make_key(key)
@@ -96,3 +119,58 @@ def _add(key: str, amount: int, timeout: int) -> int:
     except ValueError:  # and it expired already
         cache.set(key, amount, timeout)
         return amount
+
+
+def current_counts(keys: list[str]) -> dict[str, int]:
+    """The counts under ``keys`` that exist (and have not expired)."""
+    if not store_is_database():
+        return cache.get_many(keys)
+    if not keys:
+        return {}
+    marks = ", ".join(["%s"] * len(keys))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT name, value FROM {COUNTER_TABLE} WHERE name IN ({marks}) AND expires_at > %s",
+            [*keys, int(time.time())],
+        )
+        return {name: int(value) for name, value in cursor.fetchall()}
+
+
+def forget_count(key: str) -> None:
+    if not store_is_database():
+        cache.delete(key)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {COUNTER_TABLE} WHERE name = %s", [key])
+
+
+# --- counts in the database ------------------------------------------------------------
+
+COUNTER_TABLE = "nexus_counter"  # nexus.shared_store.models.Counter
+#: Expired counts are deleted by one in this many counts a process makes.
+PURGE_EVERY = 1000
+_counted = itertools.count(1)
+
+# One statement, so two processes counting at once both land: the row is
+# created, or added to, or (its window over) started again, and the value
+# returned is the one this count made. SQLite 3.35+ and PostgreSQL both speak it.
+_UPSERT = f"""
+INSERT INTO {COUNTER_TABLE} (name, value, expires_at) VALUES (%s, %s, %s)
+ON CONFLICT (name) DO UPDATE SET
+    value = CASE WHEN {COUNTER_TABLE}.expires_at <= %s THEN excluded.value
+                 ELSE {COUNTER_TABLE}.value + excluded.value END,
+    expires_at = CASE WHEN {COUNTER_TABLE}.expires_at <= %s THEN excluded.expires_at
+                      ELSE {COUNTER_TABLE}.expires_at END
+RETURNING value
+"""
+
+
+def _add_in_database(key: str, amount: int, timeout: int) -> int:
+    now = int(time.time())
+    with connection.cursor() as cursor:
+        cursor.execute(_UPSERT, [key, amount, now + timeout, now, now])
+        value = int(cursor.fetchone()[0])
+        if next(_counted) % PURGE_EVERY == 0:
+            # Window keys are never counted again once their window is over.
+            cursor.execute(f"DELETE FROM {COUNTER_TABLE} WHERE expires_at <= %s", [now])
+    return value

@@ -34,3 +34,13 @@ class Conflict(Exception):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class Unavailable(Exception):
+    """What the request needs cannot be reached right now, and nothing was
+    done (a 503 with ``Retry-After`` to them): ``retry_after`` whole seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = max(1, int(retry_after))

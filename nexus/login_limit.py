@@ -7,10 +7,14 @@ through Django's ``user_login_failed`` signal, whichever page asked. A
 success forgets that address's failures for that username only. The web
 login, ``/admin/login/`` and ``POST /api/auth/token/`` refuse a POST with
 429 and ``Retry-After`` while a limit is reached, right password or not.
+
+While the shared store cannot be reached nothing is counted or refused
+(``nexus.store_guard`` logs the outage): logins go on working.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Callable
@@ -18,11 +22,11 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.throttling import BaseThrottle
 
-from nexus.counters import count_in_window
+from nexus.counters import count_in_window, current_counts, forget_count
+from nexus.store_guard import StoreUnavailable, store_call
 
 
 def _address(request: Any) -> str:
@@ -50,7 +54,10 @@ def login_wait(request: Any, username: str) -> float | None:
     now = time.time()
     limits = [(key, limit) for key, limit in _keys(request, username) if limit]
     names = {_windowed(key, limit[1], now): limit for key, limit in limits}
-    counts = cache.get_many(list(names))
+    try:
+        counts = store_call("login limit", lambda: current_counts(list(names)))
+    except StoreUnavailable:
+        return None  # fails open
     waits = [
         (int(now // limit[1]) + 1) * limit[1] - now
         for name, limit in names.items()
@@ -63,13 +70,17 @@ def login_failed(request: Any, username: str) -> None:
     now = time.time()
     for key, limit in _keys(request, username):
         if limit:
-            count_in_window(_windowed(key, limit[1], now), limit[1] + 1)
+            try:
+                count_in_window(_windowed(key, limit[1], now), limit[1] + 1)
+            except StoreUnavailable:
+                return
 
 
 def login_succeeded(request: Any, username: str) -> None:
     key, limit = _keys(request, username)[0]
     if limit:
-        cache.delete(_windowed(key, limit[1], time.time()))
+        with contextlib.suppress(StoreUnavailable):
+            store_call("login limit", lambda: forget_count(_windowed(key, limit[1], time.time())))
 
 
 def too_many_attempts(wait: float) -> HttpResponse:

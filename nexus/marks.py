@@ -23,10 +23,14 @@ the marks it has read, and ``set_mark`` pushes every change to all of them:
   A new or restored subscription starts with an empty mirror: changes made
   while it was away were never pushed to it.
 
+While the store cannot be reached, ``current_mark`` and ``set_mark`` raise
+``StoreUnavailable`` (``nexus.store_guard``); a lost subscription counts as
+an outage there too, as changes may have been published while it was away.
+
 A mark is changed only through ``set_mark``: a write that publishes nothing
-would leave the mirrors behind. Without Redis (local memory, the embedded
-default) there is one process and its cache is the store: ``current_mark``
-and ``set_mark`` are cache calls.
+would leave the mirrors behind. Without Redis (the database as the store,
+or one process's memory) ``current_mark`` and ``set_mark`` are plain cache
+calls: every process reads the same rows, and nothing is mirrored.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import redis
 from django.core.cache import cache
 
 from nexus.counters import store_client
+from nexus.store_guard import connection_lost, store_call
 
 logger = logging.getLogger("nexus.marks")
 
@@ -62,17 +67,17 @@ def current_mark(key: str) -> object:
     to compare with an earlier read, never to decode."""
     client = store_client()
     if client is None:
-        return cache.get(key)
+        return store_call("marks", lambda: cache.get(key))
     full = cache.make_key(key)
     watch = watch_for(client)
     if not watch.trusted():
-        return client.get(full)
+        return store_call("marks", lambda: client.get(full))
     found = watch.mirrored(full)
     if found is not _MISSING:
         return found
     # First read of this mark while subscribed: later changes are pushed.
     seen = watch.changes_seen
-    value = client.get(full)
+    value = store_call("marks", lambda: client.get(full))
     watch.mirror(full, value, if_unchanged_since=seen)
     return value
 
@@ -80,6 +85,10 @@ def current_mark(key: str) -> object:
 def set_mark(key: str, value: str, timeout: int) -> None:
     """Give ``key`` a new value (it expires after ``timeout`` seconds) and
     return once every process has it (see the module docstring)."""
+    store_call("marks", lambda: _set_mark(key, value, timeout))
+
+
+def _set_mark(key: str, value: str, timeout: int) -> None:
     client = store_client()
     if client is None:
         cache.set(key, value, timeout)
@@ -169,6 +178,7 @@ class MarkWatch:
                 pubsub.subscribe(self.channel)
                 self._serve(pubsub)
             except Exception:  # whatever broke, the mirror is no longer trusted
+                connection_lost()
                 if not self._outage:  # logged once per outage, not once per retry
                     logger.warning(
                         "mark subscription lost; marks are read from the store until it is back",

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "nexus.shared_store",
     "sessions_app",
     "summaries",
 ]
@@ -319,7 +320,12 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900, minimum=1),
 }
+# A worker or beat that loses the broker (Redis restarting, a dropped
+# connection mid-delivery) reconnects, for as long as it takes, instead of
+# exiting; the Procfile runs both under nexus.respawn besides, for any exit.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TIMEZONE = TIME_ZONE
 # Worker logs go through LOGGING above (LOG_FORMAT=json included), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

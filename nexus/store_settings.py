@@ -6,8 +6,11 @@ default cache. With Redis every process shares them: ``CACHE_URL``, else the
 broker's Redis server and database when the broker is Redis. Django's keys
 there all start with ``nexus-cache:``, which none of Celery's do (its queues
 are named by CELERY_TASK_DEFAULT_QUEUE, its own keys start with ``_kombu.``
-and ``unacked``). Without Redis (the single-process embedded default) each
-process counts in its own memory.
+and ``unacked``). Without Redis the store is the database (``db://``, the
+default then; tables of ``nexus.shared_store``), so every process of a
+deployment without Redis (gunicorn's workers, the embedded default) still
+shares one store. ``locmem://`` keeps it in each process's memory: for one
+process only, as nothing is shared.
 """
 
 from __future__ import annotations
@@ -20,15 +23,27 @@ from django.core.exceptions import ImproperlyConfigured
 from nexus.env import env_str, env_url
 
 KEY_PREFIX = "nexus-cache"
+DATABASE_CACHE_TABLE = "nexus_cache"  # nexus.shared_store.models.CacheEntry
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def cache_settings(broker_url: str) -> tuple[str, dict[str, Any]]:
     """``CACHE_URL`` and the ``CACHES`` it stands for."""
-    default = broker_url if broker_url.startswith(("redis://", "rediss://")) else "locmem://"
-    url = env_url("CACHE_URL", default, ("redis", "rediss", "locmem"))
+    default = broker_url if broker_url.startswith(("redis://", "rediss://")) else "db://"
+    url = env_url("CACHE_URL", default, ("redis", "rediss", "db", "locmem"))
     if url.startswith("locmem://"):
         return url, {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "nexus"}}
+    if url.startswith("db://"):
+        return url, {
+            "default": {
+                "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                "LOCATION": DATABASE_CACHE_TABLE,
+                "KEY_PREFIX": KEY_PREFIX,
+                # Its rows are few (token generations, queued regenerations: counts live in
+                # nexus_counter); the default of 300 would cull marks still in use.
+                "OPTIONS": {"MAX_ENTRIES": 100_000},
+            }
+        }
     return url, {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -29,6 +29,7 @@ transaction: model calls happen outside any transaction (see runner).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from datetime import datetime, timedelta
 
@@ -38,6 +39,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from nexus.store_guard import StoreUnavailable, store_call
 from sessions_app.models import ChatSession
 from summaries.models import SummarizationState
 
@@ -228,6 +230,10 @@ def mark_failed(session_pk: int, owner: str, error: str) -> None:
 # project uses. The mark expires on its own, so a task lost with its broker
 # does not block the row for longer than that.
 #
+# While the shared store cannot be reached these raise ``StoreUnavailable``
+# (``nexus.store_guard``): without the mark a regeneration could not be
+# coalesced, and the broker is most likely down with it.
+#
 # A regeneration that replaces a curated text has a mark of its own: one
 # queued without that confirmation leaves a row curated meanwhile as it is,
 # so a confirmed request is never folded into it. A plain request is folded
@@ -241,12 +247,17 @@ def _regeneration_key(summary_pk: int, replace_curated: bool) -> str:
 def mark_regeneration(summary_pk: int, *, replace_curated: bool = False) -> bool:
     """Mark the row's regeneration queued; False when one that does as much
     already is (or runs)."""
-    if not replace_curated and cache.get(_regeneration_key(summary_pk, True)) is not None:
+    confirmed = _regeneration_key(summary_pk, True)
+    if not replace_curated and store_call("regenerations", lambda: cache.get(confirmed)) is not None:
         return False
     timeout = max(settings.SUMMARY_LEASE_SECONDS, settings.SUMMARY_QUEUED_STALE_SECONDS)
-    return cache.add(_regeneration_key(summary_pk, replace_curated), 1, timeout=timeout)
+    return store_call(
+        "regenerations", lambda: cache.add(_regeneration_key(summary_pk, replace_curated), 1, timeout=timeout)
+    )
 
 
 def end_regeneration(summary_pk: int, *, replace_curated: bool = False) -> None:
-    """The row's regeneration ended (done, failed for good, or never sent)."""
-    cache.delete(_regeneration_key(summary_pk, replace_curated))
+    """The row's regeneration ended (done, failed for good, or never sent).
+    With the store unreachable the mark is left to expire."""
+    with contextlib.suppress(StoreUnavailable):
+        store_call("regenerations", lambda: cache.delete(_regeneration_key(summary_pk, replace_curated)))

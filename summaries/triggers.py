@@ -32,6 +32,8 @@ from asgiref.local import Local
 from django.db import transaction
 
 from nexus.dispatch import after_the_response
+from nexus.errors import Unavailable
+from nexus.store_guard import StoreUnavailable
 from sessions_app.models import ChatSession
 from sessions_app.semantic.tasks import embedding_due, queue_embedding
 from summaries import run_state, selectors
@@ -41,6 +43,9 @@ from summaries.models import Summary
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
 
 logger = logging.getLogger("nexus.summarization")
+
+REGENERATION_UNAVAILABLE = "The regeneration cannot be queued right now (the queue is unreachable); nothing was queued."
+REGENERATION_RETRY_AFTER_SECONDS = 30
 
 
 class _AfterCommitRun:
@@ -79,7 +84,7 @@ class _AfterCommitRun:
                 batch=self.batch,
                 embeds=self.embeds,
             )
-        except Exception:  # noqa: BLE001 - an episode write must never fail because of this
+        except Exception:
             logger.exception(
                 "summarization trigger failed",
                 extra={"session_pk": self.session_pk, "outcome": "trigger_error"},
@@ -207,6 +212,9 @@ def summary_regenerate(*, summary: Summary, actor: Any = None, replace_curated: 
     A request for a row whose regeneration is already queued or running is
     coalesced into it (``run_state.mark_regeneration``): one model call.
     ``ModelCallCapReached`` (nothing queued) while ``actor`` is at the cap.
+    ``Unavailable`` when, outside a transaction, the regeneration could be
+    neither marked (the shared store is down) nor sent (the broker is): the
+    sweep never regenerates a row, so a 202 would promise work that no one does.
     """
     check_replace_curated(summary=summary, replace_curated=replace_curated)
     check_model_call_allowed(user=actor)
@@ -215,14 +223,23 @@ def summary_regenerate(*, summary: Summary, actor: Any = None, replace_curated: 
     if replace:
         kwargs["replace_curated"] = True
 
+    unsent: list[bool] = []
+
     def send() -> None:
-        if not run_state.mark_regeneration(summary.pk, replace_curated=replace):
+        try:
+            if not run_state.mark_regeneration(summary.pk, replace_curated=replace):
+                return
+        except StoreUnavailable:
+            unsent.append(True)
             return
         run_state.mark_queued(session_pk)
         if not send_task(regenerate_summary, session_pk=session_pk, kwargs=kwargs):
             run_state.end_regeneration(summary.pk, replace_curated=replace)
+            unsent.append(True)
 
     transaction.on_commit(send, robust=True)
+    if unsent:  # sent at once (no transaction open) and it could not be: say so
+        raise Unavailable(REGENERATION_UNAVAILABLE, retry_after=REGENERATION_RETRY_AFTER_SECONDS)
 
 
 def session_rebuild(*, session: ChatSession, actor: Any = None) -> None:

@@ -82,9 +82,12 @@ def caches_for(**env_overrides: str) -> dict:
     return json.loads(result.stdout)
 
 
-def test_cache_is_local_memory_in_the_embedded_default():
-    assert caches_for()["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
-    assert caches_for(CELERY_BROKER_URL="amqp://mq")["BACKEND"].endswith("LocMemCache")
+def test_cache_is_the_database_without_redis():
+    # Never each process's own memory: every process of the deployment shares it.
+    assert caches_for()["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
+    assert caches_for()["LOCATION"] == "nexus_cache"
+    assert caches_for(CELERY_BROKER_URL="amqp://mq")["BACKEND"].endswith("DatabaseCache")
+    assert caches_for(CACHE_URL="db://")["BACKEND"].endswith("DatabaseCache")
 
 
 def test_cache_follows_a_redis_broker_with_its_own_key_prefix():

@@ -14,6 +14,18 @@ and a deleted token fails at once in every process sharing the cache: the
 change returns only when every process holds the new generation
 (``nexus.marks``), so checking it costs no round trip to the cache.
 
+Where the shared store is the database (no Redis) there is one generation
+for all tokens, which each process reads at most once a second, and a
+revocation answers only once every process will have read it again
+(``nexus.api.polled_generation``): a deleted token fails in every process
+once its revocation has answered, and the memory costs one query a second.
+
+While the shared store cannot be reached (``nexus.store_guard``), every
+request looks its token up in the database and nothing is remembered; a
+revocation is then the deleted row alone, which every process sees at once.
+A remembered answer read before an outage this process noticed is not used
+after it either: a change published meanwhile may never have reached it.
+
 A request whose token is refused counts against the anonymous throttle
 before its 401, so guessing tokens is limited like any anonymous traffic.
 """
@@ -35,14 +47,18 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
+from nexus.api import polled_generation
 from nexus.api.throttling import anonymous_wait
+from nexus.counters import store_client, store_is_database
 from nexus.marks import current_mark, set_mark
+from nexus.store_guard import StoreUnavailable, outages_seen
 
 MAX_ENTRIES = 10_000
 _UNREAD = object()
 
 _lock = threading.Lock()
-_entries: OrderedDict[str, tuple[float, Any, Token, Any]] = OrderedDict()
+# key -> (expires, user, token, generation, outages seen when read)
+_entries: OrderedDict[str, tuple[float, Any, Token, Any, int]] = OrderedDict()
 
 
 def generation_key(user_pk: Any) -> str:
@@ -60,9 +76,24 @@ def revoke_remembered(user_pk: Any) -> None:
 
 
 def _new_generation(user_pk: Any) -> None:
+    if store_is_database():
+        polled_generation.revoke_everywhere()
+        forget_tokens(user_pk=user_pk)
+        return
     timeout = max(settings.API_TOKEN_CACHE_SECONDS * 2, 60)
-    set_mark(generation_key(user_pk), uuid.uuid4().hex, timeout)
+    try:
+        set_mark(generation_key(user_pk), uuid.uuid4().hex, timeout)
+    except StoreUnavailable:
+        pass  # the row is gone: every process checks tokens against the database meanwhile
     forget_tokens(user_pk=user_pk)
+
+
+def _generation(user_pk: Any) -> Any:
+    """The user's current token generation; ``_UNREAD`` while the store cannot be reached."""
+    try:
+        return current_mark(generation_key(user_pk))
+    except StoreUnavailable:
+        return _UNREAD
 
 
 def forget_tokens(*, user_pk: int | None = None, key: str | None = None) -> None:
@@ -72,7 +103,7 @@ def forget_tokens(*, user_pk: int | None = None, key: str | None = None) -> None
             _entries.clear()
             return
         for cached_key in list(_entries):
-            _, user, _token, _generation = _entries[cached_key]
+            user = _entries[cached_key][1]
             if cached_key == key or user.pk == user_pk:
                 del _entries[cached_key]
 
@@ -91,33 +122,60 @@ class CachedTokenAuthentication(TokenAuthentication):
         ttl = settings.API_TOKEN_CACHE_SECONDS
         if ttl <= 0:
             return super().authenticate_credentials(key)
+        if store_is_database():
+            return self._checked_by_poll(key, ttl)
         now = time.monotonic()
+        # Read first: an outage from here on makes the entry stale (local memory has none).
+        outages = outages_seen() if store_client() is not None else 0
         with _lock:
             hit = _entries.get(key)
         generation: Any = _UNREAD
-        if hit is not None and hit[0] > now:
+        if hit is not None and hit[0] > now and hit[4] == outages:
             # Read before the database lookup below, so a revocation in between is not missed.
-            generation = current_mark(generation_key(hit[1].pk))
-            if generation == hit[3]:
+            generation = _generation(hit[1].pk)
+            if generation is not _UNREAD and generation == hit[3]:
                 return hit[1], hit[2]
         user, token = super().authenticate_credentials(key)
         if generation is _UNREAD or hit[1].pk != user.pk:
             # First sight of this token: read just after the lookup (a revocation
             # landing in the instant between is seen when the entry expires).
-            generation = current_mark(generation_key(user.pk))
+            generation = _generation(user.pk)
+        if generation is _UNREAD:
+            return user, token  # checked against the database; nothing to remember it by
+        _remember(key, (now + ttl, user, token, generation, outages))
+        return user, token
+
+    def _checked_by_poll(self, key: str, ttl: int) -> tuple[Any, Token]:
+        now = time.monotonic()
+        generation = polled_generation.current(now)  # read before the lookup, as above
         with _lock:
-            _entries[key] = (now + ttl, user, token, generation)
-            _entries.move_to_end(key)
-            while len(_entries) > MAX_ENTRIES:
-                _entries.popitem(last=False)
+            hit = _entries.get(key)
+        if hit is not None and hit[0] > now and hit[3] == generation:
+            return hit[1], hit[2]
+        user, token = super().authenticate_credentials(key)
+        _remember(key, (now + ttl, user, token, generation, outages_seen()))
         return user, token
 
 
-def _token_changed(sender: type[Token], instance: Token, **kwargs: Any) -> None:
+def _remember(key: str, entry: tuple[float, Any, Token, Any, int]) -> None:
+    with _lock:
+        _entries[key] = entry
+        _entries.move_to_end(key)
+        while len(_entries) > MAX_ENTRIES:
+            _entries.popitem(last=False)
+
+
+def _token_changed(sender: type[Token], instance: Token, created: bool = False, **kwargs: Any) -> None:
+    if created:
+        return  # a new key: no process can remember it yet
     revoke_remembered(instance.user_id)
 
 
-def _user_changed(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+def _user_changed(
+    sender: Any, instance: Any, update_fields: Any = None, created: bool = False, **kwargs: Any
+) -> None:
+    if created:
+        return  # a new user has no token yet
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return  # a login changes nothing a token stands for
     revoke_remembered(instance.pk)

@@ -5,6 +5,8 @@ DRF already answers its own exceptions and ``Http404``; this handler adds:
 - the domain's not-found errors (``nexus.errors.NotFound``, raised by
   services and selectors) as the same 404 DRF gives for ``Http404``;
 - a used-up limit (``nexus.errors.LimitReached``) as a 429 with ``Retry-After``;
+- work that cannot be handed on right now (``nexus.errors.Unavailable``: the
+  broker or the shared store is down) as a 503 with ``Retry-After``;
 - a request that needs a confirmation (``nexus.errors.Conflict``) as a 409
   ``{"detail", "field"}``, ``field`` naming what confirms it;
 - Django's ``ValidationError`` (raised by services and ``check_*``
@@ -28,7 +30,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from nexus.errors import Conflict, LimitReached, NotFound
+from nexus.errors import Conflict, LimitReached, NotFound, Unavailable
 from nexus.failures import DatabaseFailure, database_failure, log_database_unavailable
 
 
@@ -57,6 +59,15 @@ class ConfirmationNeeded(exceptions.APIException):
         super().__init__({"detail": conflict.message, "field": conflict.field})
 
 
+class ServiceUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "unavailable"
+
+    def __init__(self, detail: str, *, wait: int) -> None:
+        super().__init__(detail)
+        self.wait = wait  # DRF sends it as Retry-After
+
+
 class DatabaseUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
 
@@ -72,6 +83,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = LimitExceeded(exc.message, wait=exc.retry_after)
     elif isinstance(exc, Conflict):
         exc = ConfirmationNeeded(exc)
+    elif isinstance(exc, Unavailable):
+        exc = ServiceUnavailable(exc.message, wait=exc.retry_after)
     elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         exc = exceptions.ValidationError(detail=detail)

@@ -7,6 +7,10 @@ per caller: one atomic count in the shared store per request
 (``nexus.counters``: one round trip on Redis), whatever the rate.
 DRF's sliding log keeps every timestamp of the window and pickles the whole
 list on each request, which grows with the rate itself.
+
+While the shared store cannot be reached, throttles let every request
+through (``nexus.store_guard`` logs the outage): a count the API cannot keep
+is no reason to refuse the work it guards.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from django.conf import settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from nexus.counters import count_in_window
+from nexus.store_guard import StoreUnavailable
 
 if TYPE_CHECKING:  # DRF imports this module while rest_framework.views is loading
     from rest_framework.request import Request
@@ -50,9 +55,11 @@ class _FixedWindowMixin:
         self.window_ends = (window + 1) * self.duration
         self.now = now
         key = f"{ident}_{window}"
-        return (
-            count_in_window(key, self.duration + 1, batch=batch_for(self.num_requests)) <= self.num_requests
-        )
+        try:
+            count = count_in_window(key, self.duration + 1, batch=batch_for(self.num_requests))
+        except StoreUnavailable:
+            return True  # fails open
+        return count <= self.num_requests
 
     def wait(self) -> float | None:
         return max(self.window_ends - self.now, 0.0)
@@ -79,5 +86,8 @@ def anonymous_wait(request: Request) -> float | None:
     window = int(time.time() // throttle.duration)
     throttle.now = time.time()
     throttle.window_ends = (window + 1) * throttle.duration
-    count = count_in_window(f"{ident}_{window}", throttle.duration + 1)
+    try:
+        count = count_in_window(f"{ident}_{window}", throttle.duration + 1)
+    except StoreUnavailable:
+        return None  # fails open
     return throttle.wait() if count > throttle.num_requests else None
