@@ -206,10 +206,17 @@
     return meta;
   }
 
+  /* How the recent window went in, as templates/sessions/offline_memory_window.html says it. */
+  function windowText(recent, cut) {
+    if (recent === 1) return "the last exchange" + (cut ? ", in part" : " in full");
+    return "the last " + recent + " exchanges" + (cut ? ", the newest in part" : " in full");
+  }
+
   /* What memory found for an offline reply (the episode's
      metadata.offline_memory), as templates/sessions/offline_memory.html
      renders it: the best earlier exchanges with their labels, the gist of
-     the summaries, and how many recent exchanges go in full. */
+     the summaries, and how the recent exchanges go in (in full, or the
+     newest in part). */
   function buildMemory(memory) {
     if (!memory || typeof memory !== "object") return null;
     var box = make("section", "offline-memory");
@@ -242,11 +249,19 @@
       box.appendChild(gist);
     }
     var note;
+    var cut = memory.newest_in_part === true;
     if (memory.whole) {
       note = "The whole conversation goes in full (" + plural(recent, "exchange", "exchanges") +
         "): it costs less than a shorter context would.";
     } else if (retrieved.length || summary) {
-      note = recent ? "And the last " + plural(recent, "exchange", "exchanges") + " in full." : "";
+      note = recent ? "And " + windowText(recent, cut) + "." : "";
+    } else if (memory.earlier === "quoted") {
+      note = "Older exchanges in brief (not summarised yet)" + (recent ? ", and " + windowText(recent, cut) : "") + ".";
+    } else if (memory.earlier === "left_out") {
+      note = "Only " + windowText(recent, cut) + ": nothing earlier is relevant enough to this message.";
+    } else if (recent && cut) {
+      note = (recent === 1 ? "The earlier exchange, in part" : "The " + recent + " earlier exchanges, the newest in part") +
+        ": it is too long to send whole.";
     } else if (recent) {
       note = "The " + plural(recent, "earlier exchange", "earlier exchanges") +
         " in full: the conversation is still short enough to send whole.";
