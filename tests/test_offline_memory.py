@@ -20,7 +20,6 @@ from summaries.context import build_context
 from summaries.inference.offline import OFFLINE_CHAT_REPLY
 from summaries.models import Summary
 from summaries.offline_memory import nearest_sentences, offline_memory
-from tests.semantic.conftest import semantic  # noqa: F401 (a fixture)
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
 pytestmark = pytest.mark.django_db
@@ -267,7 +266,7 @@ def test_the_memory_says_when_the_window_holds_fewer_exchanges_than_its_count(
     settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # no summaries: the window and retrieval alone
     # Exchanges of about a hundred tokens: the window's share of 2,000 tokens holds a few of them.
     told = [f"{text} " + "It was a long day and I wrote down every detail of it. " * 8 for text in TOPICS]
-    session, episodes = chat_through(owner, django_capture_on_commit_callbacks, told)
+    session, _ = chat_through(owner, django_capture_on_commit_callbacks, told)
     context = build_context(session=session, question=QUESTION)  # what the turn sees
     memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
     assert 1 < memory["recent"] == len(context.recent) < settings.CONTEXT_RECENT_EPISODES
@@ -282,7 +281,7 @@ def test_the_memory_says_when_the_newest_exchange_goes_in_part(
 ):
     settings.SUMMARY_THRESHOLD_TOKENS = 10**9
     # The newest exchange alone is longer than the window's share: it goes in by its newest part.
-    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the garden planner." for n in range(120))
+    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the planner." for n in range(120))
     session, episodes = chat_through(owner, django_capture_on_commit_callbacks, [*TOPICS, pasted])
     context = build_context(session=session, question=QUESTION)  # what the turn sees
     memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
@@ -298,8 +297,9 @@ def test_the_memory_says_when_the_newest_exchange_goes_in_part(
 
 
 def test_the_memory_of_small_talk_says_nothing_earlier_went_in(
-    api_client, owner, django_capture_on_commit_callbacks, semantic  # noqa: F811
+    api_client, owner, django_capture_on_commit_callbacks, settings
 ):
+    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000  # retrieval by meaning, as in production: small talk is told
     session, _ = chat_through(owner, django_capture_on_commit_callbacks, TOPICS)
     memory = chat(api_client, session, "Thanks!").json()["episode"]["metadata"]["offline_memory"]
     assert memory["retrieved"] == [] and memory["summary"] == ""
@@ -315,9 +315,18 @@ BASE = {"retrieved": [], "retrieved_count": 0, "summary": "", "whole": False}
 @pytest.mark.parametrize(
     ("memory", "note"),
     [
-        ({"summary": "The cat hides.", "recent": 3, "newest_in_part": True}, "And the last 3 exchanges, the newest in part."),
-        ({"summary": "The cat hides.", "recent": 1, "newest_in_part": True}, "And the last exchange, in part."),
-        ({"summary": "The cat hides.", "recent": 1, "newest_in_part": False}, "And the last exchange in full."),
+        (
+            {"summary": "The cat hides.", "recent": 3, "newest_in_part": True},
+            "And the last 3 exchanges, the newest in part.",
+        ),
+        (
+            {"summary": "The cat hides.", "recent": 1, "newest_in_part": True},
+            "And the last exchange, in part.",
+        ),
+        (
+            {"summary": "The cat hides.", "recent": 1, "newest_in_part": False},
+            "And the last exchange in full.",
+        ),
         ({"summary": "The cat hides.", "recent": 8}, "And the last 8 exchanges in full."),
         (
             {"recent": 4, "earlier": "quoted"},
@@ -327,11 +336,23 @@ BASE = {"retrieved": [], "retrieved_count": 0, "summary": "", "whole": False}
             {"recent": 2, "earlier": "left_out", "newest_in_part": True},
             "Only the last 2 exchanges, the newest in part: nothing earlier is relevant enough to this message.",
         ),
-        ({"recent": 2, "earlier": "none", "newest_in_part": True}, "The 2 earlier exchanges, the newest in part: it is too long to send whole."),
-        ({"recent": 1, "earlier": "none", "newest_in_part": True}, "The earlier exchange, in part: it is too long to send whole."),
+        (
+            {"recent": 2, "earlier": "none", "newest_in_part": True},
+            "The 2 earlier exchanges, the newest in part: it is too long to send whole.",
+        ),
+        (
+            {"recent": 1, "earlier": "none", "newest_in_part": True},
+            "The earlier exchange, in part: it is too long to send whole.",
+        ),
         # Stored before the window was a share of the budget: no "earlier", no "newest_in_part".
-        ({"recent": 3}, "The 3 earlier exchanges in full: the conversation is still short enough to send whole."),
-        ({"recent": 5, "whole": True}, "The whole conversation goes in full (5 exchanges): it costs less than a shorter context would."),
+        (
+            {"recent": 3},
+            "The 3 earlier exchanges in full: the conversation is still short enough to send whole.",
+        ),
+        (
+            {"recent": 5, "whole": True},
+            "The whole conversation goes in full (5 exchanges): it costs less than a shorter context would.",
+        ),
     ],
 )
 def test_the_memory_note_says_what_the_window_gave(memory, note):

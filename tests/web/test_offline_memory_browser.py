@@ -103,7 +103,7 @@ def test_a_streamed_memory_says_the_newest_exchange_went_in_part(open_page, live
     session = ChatSessionFactory(owner=owner, title="Planner")
     for text in TOLD[:10]:
         EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY)
-    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the garden planner." for n in range(120))
+    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the planner." for n in range(120))
     EpisodeFactory(session=session, user_input=pasted, response=OFFLINE_CHAT_REPLY)
 
     page, recorder = open_page()
