@@ -54,12 +54,20 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
     """What ``context`` holds for ``question``, shortened for people to read::
 
         {"retrieved": [{"label": "[8 May 2023 · #12]", "text": ..., "reply": ...}],
-         "retrieved_count": 5, "summary": "...", "recent": 8, "whole": False}
+         "retrieved_count": 5, "summary": "...", "recent": 3, "whole": False,
+         "newest_in_part": False, "earlier": "quoted"}
 
     ``retrieved`` are the best ``SHOWN_EXCHANGES`` of the ``retrieved_count``
     earlier exchanges the context quotes (``reply`` is "" when the reply was
     an offline one), ``summary`` a few sentences of its summary rows (""
-    without any), ``recent`` the exchanges it gives in full.
+    without any), ``recent`` the exchanges of its recent window (as many as
+    fit in the window's share of the budget, not always
+    ``CONTEXT_RECENT_EPISODES``), given in full but for the newest when
+    ``newest_in_part`` (alone it was over the share: its newest part is
+    given). ``earlier`` says what came of the exchanges before those:
+    ``"quoted"`` (some of them went in: retrieved, summarized or in the
+    digest), ``"left_out"`` (there are some, and none went in: nothing of
+    them was relevant enough, or the message needs no memory) or ``"none"``.
     """
     asked = set(closeness_terms(question))
     shown = (highlights(session_pk, question, context) if context.whole else context.retrieved_by_rank)[
@@ -86,7 +94,22 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
         "recent": len(context.recent),
         # The whole conversation goes in full: it costs no more than a shorter context would.
         "whole": context.whole,
+        # The window's newest exchange is in ``passages`` only when it was cut to its newest part.
+        "newest_in_part": bool(context.recent) and context.recent[-1] in context.passages,
+        "earlier": earlier_outcome(context),
     }
+
+
+def earlier_outcome(context: ContextResult) -> str:
+    """What came of the exchanges before the recent window: ``"quoted"``,
+    ``"left_out"`` or ``"none"`` (see ``offline_memory``)."""
+    if context.retrieved or context.summaries or context.digest:
+        return "quoted"
+    omitted = context.omitted
+    lists = ("summaries", "digest", "retrieved", "below_floor", "recent")
+    if any(omitted.get(key) for key in lists) or omitted.get("summaries_before_episode"):
+        return "left_out"
+    return "none"
 
 
 def highlights(session_pk: int, question: str, context: ContextResult) -> list[int]:

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from sessions_app.labels import episode_label
@@ -130,7 +131,15 @@ def test_a_streamed_offline_reply_streams_the_marker_and_ends_with_the_memory(ap
 def test_the_first_message_shows_that_nothing_is_remembered_yet(api_client, owner):
     session = ChatSessionFactory(owner=owner)
     memory = chat(api_client, session, "Hello there, anyone home?").json()["episode"]["metadata"]["offline_memory"]
-    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 0, "whole": False}
+    assert memory == {
+        "retrieved": [],
+        "retrieved_count": 0,
+        "summary": "",
+        "recent": 0,
+        "whole": False,
+        "newest_in_part": False,
+        "earlier": "none",
+    }
 
 
 def test_a_model_reply_carries_no_memory(api_client, chatted, model):
@@ -218,7 +227,15 @@ def test_memory_of_a_context_without_retrieval_or_summaries(owner):
     session.refresh_from_db()
     context = build_context(session=session, question=QUESTION)
     memory = offline_memory(session_pk=session.pk, context=context, question=QUESTION)
-    assert memory == {"retrieved": [], "retrieved_count": 0, "summary": "", "recent": 3, "whole": False}
+    assert memory == {
+        "retrieved": [],
+        "retrieved_count": 0,
+        "summary": "",
+        "recent": 3,
+        "whole": False,
+        "newest_in_part": False,
+        "earlier": "none",
+    }
 
 
 def test_nearest_sentences_keep_their_order_and_mark_the_cuts():
@@ -230,3 +247,115 @@ def test_nearest_sentences_keep_their_order_and_mark_the_cuts():
     long = "word " * 200
     shown = nearest_sentences(long, asked, 1)
     assert len(shown) <= 300 and shown.endswith(" …")
+
+
+def memory_note(owner, session) -> str:
+    """The chat page's line on how the recent exchanges went in, for the newest reply's memory."""
+    page = Client()
+    page.force_login(owner)
+    html = page.get(f"/sessions/{session.uuid}/").content.decode()
+    section = html[html.rindex('class="offline-memory"') :]
+    section = section[: section.index("</section>")]
+    note = section[section.index('class="offline-memory-recent">') :]
+    return note[note.index(">") + 1 : note.index("</p>")]
+
+
+def test_the_memory_says_when_the_window_holds_fewer_exchanges_than_its_count(
+    api_client, owner, django_capture_on_commit_callbacks, settings
+):
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # no summaries: the window and retrieval alone
+    # Exchanges of about a hundred tokens: the window's share of 2,000 tokens holds a few of them.
+    told = [f"{text} " + "It was a long day and I wrote down every detail of it. " * 8 for text in TOPICS]
+    session, _ = chat_through(owner, django_capture_on_commit_callbacks, told)
+    context = build_context(session=session, question=QUESTION)  # what the turn sees
+    memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
+    assert 1 < memory["recent"] == len(context.recent) < settings.CONTEXT_RECENT_EPISODES
+    assert memory["newest_in_part"] is False
+    assert memory["earlier"] == "quoted"
+    assert "Miso is afraid of the vacuum cleaner" in memory["retrieved"][0]["text"]
+    assert memory_note(owner, session) == f"And the last {memory['recent']} exchanges in full."
+
+
+def test_the_memory_says_when_the_newest_exchange_goes_in_part(
+    api_client, owner, django_capture_on_commit_callbacks, settings
+):
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9
+    # The newest exchange alone is longer than the window's share: it goes in by its newest part.
+    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the planner." for n in range(120))
+    session, episodes = chat_through(owner, django_capture_on_commit_callbacks, [*TOPICS, pasted])
+    context = build_context(session=session, question=QUESTION)  # what the turn sees
+    memory = chat(api_client, session, QUESTION).json()["episode"]["metadata"]["offline_memory"]
+    assert context.recent[-1] == episodes[-1].pk and episodes[-1].pk in context.passages
+    assert memory["newest_in_part"] is True and memory["recent"] == len(context.recent)
+    assert memory["retrieved"]  # the cat, retrieved
+    note = memory_note(owner, session)
+    if memory["recent"] == 1:
+        assert note == "And the last exchange, in part."
+    else:
+        assert note == f"And the last {memory['recent']} exchanges, the newest in part."
+    assert "in full" not in note
+
+
+def test_the_memory_of_small_talk_says_nothing_earlier_went_in(
+    api_client, owner, django_capture_on_commit_callbacks, settings
+):
+    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000  # retrieval by meaning, as in production: small talk is told
+    session, _ = chat_through(owner, django_capture_on_commit_callbacks, TOPICS)
+    memory = chat(api_client, session, "Thanks!").json()["episode"]["metadata"]["offline_memory"]
+    assert memory["retrieved"] == [] and memory["summary"] == ""
+    assert memory["earlier"] == "left_out" and memory["newest_in_part"] is False
+    assert memory_note(owner, session) == (
+        f"Only the last {memory['recent']} exchanges in full: nothing earlier is relevant enough to this message."
+    )
+
+
+BASE = {"retrieved": [], "retrieved_count": 0, "summary": "", "whole": False}
+
+
+@pytest.mark.parametrize(
+    ("memory", "note"),
+    [
+        (
+            {"summary": "The cat hides.", "recent": 3, "newest_in_part": True},
+            "And the last 3 exchanges, the newest in part.",
+        ),
+        (
+            {"summary": "The cat hides.", "recent": 1, "newest_in_part": True},
+            "And the last exchange, in part.",
+        ),
+        (
+            {"summary": "The cat hides.", "recent": 1, "newest_in_part": False},
+            "And the last exchange in full.",
+        ),
+        ({"summary": "The cat hides.", "recent": 8}, "And the last 8 exchanges in full."),
+        (
+            {"recent": 4, "earlier": "quoted"},
+            "Older exchanges in brief (not summarised yet), and the last 4 exchanges in full.",
+        ),
+        (
+            {"recent": 2, "earlier": "left_out", "newest_in_part": True},
+            "Only the last 2 exchanges, the newest in part: nothing earlier is relevant enough to this message.",
+        ),
+        (
+            {"recent": 2, "earlier": "none", "newest_in_part": True},
+            "The 2 earlier exchanges, the newest in part: it is too long to send whole.",
+        ),
+        (
+            {"recent": 1, "earlier": "none", "newest_in_part": True},
+            "The earlier exchange, in part: it is too long to send whole.",
+        ),
+        # Stored before the window was a share of the budget: no "earlier", no "newest_in_part".
+        (
+            {"recent": 3},
+            "The 3 earlier exchanges in full: the conversation is still short enough to send whole.",
+        ),
+        (
+            {"recent": 5, "whole": True},
+            "The whole conversation goes in full (5 exchanges): it costs less than a shorter context would.",
+        ),
+    ],
+)
+def test_the_memory_note_says_what_the_window_gave(memory, note):
+    html = render_to_string("sessions/offline_memory.html", {"memory": BASE | memory})
+    shown = html[html.index('class="offline-memory-recent">') :]
+    assert shown[shown.index(">") + 1 : shown.index("</p>")] == note

@@ -29,6 +29,7 @@
     sessionAlert: document.getElementById("session-alert"),
     liveStatus: document.getElementById("live-status"),
     statEpisodes: document.getElementById("stat-episodes"),
+    statEpisodesUnit: document.getElementById("stat-episodes-unit"),
     statTokens: document.getElementById("stat-tokens"),
     headerIndicator: document.getElementById("header-indicator"),
     headerFailed: document.getElementById("header-failed"),
@@ -205,10 +206,17 @@
     return meta;
   }
 
+  /* How the recent window went in, as templates/sessions/offline_memory_window.html says it. */
+  function windowText(recent, cut) {
+    if (recent === 1) return "the last exchange" + (cut ? ", in part" : " in full");
+    return "the last " + recent + " exchanges" + (cut ? ", the newest in part" : " in full");
+  }
+
   /* What memory found for an offline reply (the episode's
      metadata.offline_memory), as templates/sessions/offline_memory.html
      renders it: the best earlier exchanges with their labels, the gist of
-     the summaries, and how many recent exchanges go in full. */
+     the summaries, and how the recent exchanges go in (in full, or the
+     newest in part). */
   function buildMemory(memory) {
     if (!memory || typeof memory !== "object") return null;
     var box = make("section", "offline-memory");
@@ -241,11 +249,19 @@
       box.appendChild(gist);
     }
     var note;
+    var cut = memory.newest_in_part === true;
     if (memory.whole) {
       note = "The whole conversation goes in full (" + plural(recent, "exchange", "exchanges") +
         "): it costs less than a shorter context would.";
     } else if (retrieved.length || summary) {
-      note = recent ? "And the last " + plural(recent, "exchange", "exchanges") + " in full." : "";
+      note = recent ? "And " + windowText(recent, cut) + "." : "";
+    } else if (memory.earlier === "quoted") {
+      note = "Older exchanges in brief (not summarised yet)" + (recent ? ", and " + windowText(recent, cut) : "") + ".";
+    } else if (memory.earlier === "left_out") {
+      note = "Only " + windowText(recent, cut) + ": nothing earlier is relevant enough to this message.";
+    } else if (recent && cut) {
+      note = (recent === 1 ? "The earlier exchange, in part" : "The " + recent + " earlier exchanges, the newest in part") +
+        ": it is too long to send whole.";
     } else if (recent) {
       note = "The " + plural(recent, "earlier exchange", "earlier exchanges") +
         " in full: the conversation is still short enough to send whole.";
@@ -488,7 +504,10 @@
   async function refreshStats() {
     try {
       var session = await getJson(urls.session);
-      if (typeof session.episode_count === "number") el.statEpisodes.textContent = session.episode_count;
+      if (typeof session.episode_count === "number") {
+        el.statEpisodes.textContent = session.episode_count;
+        el.statEpisodesUnit.textContent = session.episode_count === 1 ? "exchange" : "exchanges";
+      }
       if (typeof session.total_tokens === "number") el.statTokens.textContent = session.total_tokens;
     } catch (err) {
       blockOnAccessError(err.status);
@@ -600,11 +619,11 @@
     if (current === "queued") {
       line = "Summarising… (queued)";
     } else if (current === "running") {
-      line = "Summarising…" + (pending ? " " + plural(pending, "episode", "episodes") + " to fold in." : "");
+      line = "Summarising…" + (pending ? " " + plural(pending, "exchange", "exchanges") + " to fold in." : "");
     } else if (failed) {
       line = "Summarization failed; it is tried again later.";
     } else if (pending) {
-      line = plural(pending, "episode", "episodes") + " not summarised yet.";
+      line = plural(pending, "exchange", "exchanges") + " not summarised yet.";
     } else {
       line = el.cards.children.length ? "Up to date." : "Nothing to summarise yet.";
     }
@@ -989,44 +1008,61 @@
     return typeof value === "number" ? value : 0;
   }
 
-  /* What was left out, and why: one line per reason the payload gives. */
-  function describeOmitted(omitted) {
+  /* "a", "a and b", "a, b and c". */
+  function joinList(items) {
+    if (items.length < 2) return items.join("");
+    return items.slice(0, -1).join(", ") + " and " + items[items.length - 1];
+  }
+
+  /* What was left out, and why: one line per reason the payload gives, in
+     words that need no knowledge of how the context is built. */
+  function describeOmitted(omitted, needsNoMemory) {
     if (!omitted || typeof omitted !== "object") return [];
     var lines = [];
+    // A message that needs no memory is offered no summary and no digest:
+    // those are left out for that, not for lack of room.
+    if (needsNoMemory) {
+      lines.push([
+        "memory",
+        "Nothing earlier needed: the next message asks for no memory (a thanks, a greeting, a goodbye), " +
+          "so only the latest exchanges go with it.",
+      ]);
+    }
     var budget = [];
     var retrieved = countOf(omitted.retrieved);
-    var summaries = countOf(omitted.summaries);
-    var digest = countOf(omitted.digest);
+    var summaries = needsNoMemory ? 0 : countOf(omitted.summaries);
+    var digest = needsNoMemory ? 0 : countOf(omitted.digest);
     if (retrieved) budget.push(plural(retrieved, "relevant earlier exchange", "relevant earlier exchanges"));
     if (summaries) budget.push(plural(summaries, "summary", "summaries"));
-    if (digest) budget.push(plural(digest, "older episode", "older episodes") + " from the digest");
-    if (budget.length) lines.push(["budget", "Over the token budget: " + budget.join(", ") + "."]);
+    if (digest) budget.push(plural(digest, "older exchange", "older exchanges") + " not summarised yet");
+    if (budget.length) lines.push(["budget", "No room left in the token budget for " + joinList(budget) + "."]);
     var recent = countOf(omitted.recent);
     if (recent) {
       lines.push([
         "recent",
-        "Over the recent window's share of the budget: " +
-          plural(recent, "recent exchange", "recent exchanges") +
-          ", left to retrieval, which did not quote " + (recent === 1 ? "it." : "them."),
+        "Only part of the budget goes to the latest exchanges: " + recent +
+          " of them did not fit there, so " + (recent === 1 ? "it was" : "they were") +
+          " weighed like older ones, and not quoted.",
       ]);
     }
-    // Present once the relevance floor is: exchanges that matched too weakly to be worth their tokens.
+    // Exchanges that were weighed against the message and matched too weakly to be worth their tokens.
     var floor = countOf(omitted.below_floor);
     if (floor) {
       lines.push([
         "floor",
-        "Under the relevance floor: " + plural(floor, "earlier exchange", "earlier exchanges") +
-          " matched the next message too weakly to be quoted.",
+        "Not relevant enough: " + plural(floor, "earlier exchange was", "earlier exchanges were") +
+          " weighed against the next message, but " + (floor === 1 ? "matches" : "match") +
+          " it too weakly to be worth quoting.",
       ]);
     }
     if (omitted.summaries_before_episode) {
-      lines.push(["summaries", "Older summaries past the chain's limit were not read."]);
+      lines.push(["summaries", "The oldest summaries were not read: a context reads only the newest ones, up to a set number."]);
     }
     return lines;
   }
 
-  function renderOmitted(omitted) {
-    var lines = describeOmitted(omitted);
+  function renderOmitted(omitted, needsNoMemory) {
+    var lines = describeOmitted(omitted, needsNoMemory);
     var fragment = document.createDocumentFragment();
     lines.forEach(function (line) {
       var item = make("li", null, line[1]);
@@ -1063,15 +1099,15 @@
       return Array.isArray(passages[String(id)]);
     });
     var whole = recent.length - cutRecent.length;
-    var recentText = plural(whole, "recent episode", "recent episodes") + " in full";
+    var recentText = plural(whole, "recent exchange", "recent exchanges") + " in full";
     if (cutRecent.length) recentText = (whole ? recentText + ", " : "") + "the newest in part";
     el.contextParts.textContent = [
       plural(countOf(data.summaries), "summary", "summaries"),
       plural(countOf(data.retrieved), "relevant earlier exchange", "relevant earlier exchanges"),
       recentText,
-      plural(countOf(data.digest), "older episode", "older episodes") + " in the digest",
+      plural(countOf(data.digest), "older exchange", "older exchanges") + " in brief (not summarised yet)",
     ].join(" · ");
-    renderOmitted(data.omitted);
+    renderOmitted(data.omitted, data.needs_no_memory === true);
     el.contextPrompt.textContent = typeof data.prompt === "string" ? data.prompt : "";
     var positions = data.positions || {};
     state.contextPassages = passages;

@@ -50,6 +50,10 @@ class OmittedSerializer(serializers.Serializer):
     below_floor = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episode ids ranked but under the relevance floor."
     )
+    recent = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Episode ids of the recent window over its share of the budget, left to retrieval and not quoted.",
+    )
     summaries_before_episode = serializers.IntegerField(
         allow_null=True,
         help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "
@@ -81,6 +85,10 @@ class ContextSerializer(serializers.Serializer):
         help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
     )
     omitted = OmittedSerializer(help_text="What was left out: over the budget, or under the relevance floor.")
+    needs_no_memory = serializers.BooleanField(
+        help_text="The question needs no memory (thanks, greetings): nothing earlier was offered, "
+        "so omitted summaries and digest were left out for that, not for the budget."
+    )
     budget = serializers.IntegerField(help_text="The budget applied (CONTEXT_DEFAULT_BUDGET when none was given).")
     within_budget = serializers.BooleanField()
 

@@ -133,6 +133,9 @@ class ContextResult:
     retrieved_by_rank: list[int] = field(default_factory=list)
     # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
     whole: bool = False
+    # The question needs no memory (small talk): nothing earlier was offered, so the summaries
+    # and the digest in ``omitted`` were left out for that, not for the budget.
+    needs_no_memory: bool = False
     positions: dict[int, int] = field(default_factory=dict)
     # Exchanges quoted in part (retrieved ones, and the newest when it alone is over the
     # window's share): episode id -> [[start, end], ...] into user_input + response.
@@ -164,6 +167,7 @@ class ContextResult:
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
+            "needs_no_memory": self.needs_no_memory,
             "budget": self.budget,
             "within_budget": self.within_budget,
         }
@@ -231,7 +235,8 @@ def build_context(
     # The best passages across the ranked exchanges, in what the question and
     # the recent window leave of the budget (summaries.context.selection).
     room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
-    if pending is not None and needs_no_memory(question, pending):
+    no_memory = pending is not None and needs_no_memory(question, pending)
+    if no_memory:
         # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
         # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
         quoted_texts, chosen = [], Chosen(below_floor=[hit.episode_id for hit in hits])
@@ -274,6 +279,7 @@ def build_context(
         recent=[ex.id for ex in fitted.recent],
         digest=digest_ids if digest_kept else [],
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
+        needs_no_memory=no_memory,
         positions={ex.id: ex.position for ex in quoted},
         # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
         passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}

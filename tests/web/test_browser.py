@@ -137,6 +137,8 @@ def test_chat_end_to_end(open_page, live_server, slow_offline, artifacts_dir):
     assert page.locator("#messages .episode").first.get_attribute("data-episode-id") == str(first.pk)
     expect(page.locator("#empty-chat")).to_be_hidden()
     expect(page.locator("#stat-episodes")).to_have_text("1")
+    # The header counts exchanges, as the summary cards do, in the singular for one.
+    expect(page.locator(".chat-stats")).to_contain_text("1 exchange ·")
 
     # Shift+Enter breaks the line instead of sending.
     box = page.get_by_label("Message", exact=True)
@@ -257,7 +259,7 @@ def test_cards_follow_a_summary_made_elsewhere(open_page, live_server):
     for text in MESSAGES[:3]:
         EpisodeFactory(session=session, user_input=text, response=f"A thorough answer to: {text}")
     page, recorder = open_chat(open_page, live_server, session)
-    expect(page.locator("#summary-status-line")).to_have_text("3 episodes not summarised yet.")
+    expect(page.locator("#summary-status-line")).to_have_text("3 exchanges not summarised yet.")
     expect(page.locator("#summaries-empty")).to_be_visible()
 
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
@@ -296,7 +298,7 @@ def test_failed_summary_is_shown_plainly(open_page, live_server, slow_offline, a
         ),
     )
     page, recorder = open_chat(open_page, live_server, session, viewport=PHONE)
-    expect(page.locator("#summary-status-line")).to_have_text("4 episodes not summarised yet.")
+    expect(page.locator("#summary-status-line")).to_have_text("4 exchanges not summarised yet.")
 
     send(page, MESSAGES[4])
     expect(page.locator("#header-indicator")).to_be_visible(timeout=15_000)
@@ -350,7 +352,7 @@ def test_inspector_shows_savings(open_page, live_server, artifacts_dir):
         f"{live_server.url}/api/sessions/{session.uuid}/context/", params={"question": asked}
     ).json()
     assert 1 <= len(context["recent"]) <= 8
-    expect(page.locator("#context-parts")).to_contain_text(f"{len(context['recent'])} recent episodes in full")
+    expect(page.locator("#context-parts")).to_contain_text(f"{len(context['recent'])} recent exchanges in full")
     page.screenshot(path=str(artifacts_dir / "context-inspector-desktop.png"))
     page.get_by_role("button", name="Close", exact=True).click()
     expect(page.locator("#context-dialog")).to_be_hidden()

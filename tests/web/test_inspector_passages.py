@@ -101,8 +101,10 @@ def test_a_long_exchange_shows_its_passages_and_links_to_the_whole(
     assert "Step 0: The build pipeline" not in newest_quote.inner_text()
     expect(page.locator("#context-parts")).to_contain_text("the newest in part")
     # What was left out, and why: the window's older exchanges beyond its share.
+    left = len(context["omitted"]["recent"])
+    assert left >= 1
     expect(page.locator('#context-omitted li[data-reason="recent"]')).to_contain_text(
-        "Over the recent window's share of the budget"
+        f"Only part of the budget goes to the latest exchanges: {left} of them did not fit there"
     )
     # Nothing ranked fell under the relevance floor: no line for it.
     assert context["omitted"]["below_floor"] == []

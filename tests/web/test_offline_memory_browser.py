@@ -92,3 +92,34 @@ def test_an_offline_chat_shows_what_memory_found(open_page, live_server, artifac
     expect(memory).to_contain_text("My cat Miso is afraid of the vacuum")
     assert page.locator(".offline-memory").count() == 1
     assert recorder.page_errors == [] and recorder.console_errors == []
+
+
+def test_a_streamed_memory_says_the_newest_exchange_went_in_part(open_page, live_server, settings):
+    """What the page builds for a streamed reply says what the stored memory
+    says after a reload: here, that the newest exchange went in by its
+    newest part (alone it is longer than the recent window's share)."""
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # the window and retrieval alone
+    owner = UserFactory(username="tove")
+    session = ChatSessionFactory(owner=owner, title="Planner")
+    for text in TOLD[:10]:
+        EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY)
+    pasted = " ".join(f"Line {n} of the build log: compiling module {n} of the planner." for n in range(120))
+    EpisodeFactory(session=session, user_input=pasted, response=OFFLINE_CHAT_REPLY)
+
+    page, recorder = open_page()
+    sign_in(page, live_server, "tove")
+    page.goto(f"{live_server.url}/sessions/{session.uuid}/")
+    box = page.get_by_label("Message", exact=True)
+    box.fill(QUESTION)
+    box.press("Enter")
+    expect(page.locator("#messages .episode:not(.is-pending)")).to_have_count(12, timeout=30_000)
+    note = page.locator("#messages .episode").last.locator(".offline-memory-recent")
+    stored = Episode.objects.filter(session=session).latest("pk").metadata["offline_memory"]
+    assert stored["newest_in_part"] is True and stored["recent"] == 1
+    expect(note).to_have_text("And the last exchange, in part.")
+
+    page.reload()
+    expect(page.locator("#messages .episode").last.locator(".offline-memory-recent")).to_have_text(
+        "And the last exchange, in part."
+    )
+    assert recorder.page_errors == [] and recorder.console_errors == []

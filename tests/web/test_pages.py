@@ -106,7 +106,7 @@ def test_list_shows_own_sessions_with_stats(owner_web, owner, other_user):
     row = response.context["sessions"][0]
     assert row.episode_count == 3
     assert row.total_tokens == mine.cached_total_tokens > 0
-    assert "<strong>3</strong> episodes" in html
+    assert "<strong>3</strong> exchanges" in html
     assert f"<strong>{row.total_tokens}</strong> tokens" in html
 
 
@@ -340,3 +340,48 @@ def test_chat_page_renders_the_summarization_state(owner_web, owner):
     staff.force_login(UserFactory(username="staff-reader", is_staff=True, is_superuser=True))
     staff_html = staff.get(chat_url(session)).content.decode()
     assert "&lt;b&gt;model&lt;/b&gt; unreachable" in staff_html and "<b>model</b>" not in staff_html
+
+
+def visible_text(html: str) -> str:
+    """What a person reads of a page: its text, without tags, attributes, scripts or comments."""
+    from html.parser import HTMLParser
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parts: list[str] = []
+            self.hidden = 0
+
+        def handle_starttag(self, tag, attrs) -> None:
+            if tag in ("script", "style"):
+                self.hidden += 1
+
+        def handle_endtag(self, tag) -> None:
+            if tag in ("script", "style"):
+                self.hidden -= 1
+
+        def handle_data(self, data) -> None:
+            if not self.hidden:
+                self.parts.append(data)
+
+    reader = Reader()
+    reader.feed(html)
+    return " ".join(" ".join(reader.parts).split())
+
+
+def test_session_pages_speak_of_exchanges_not_episodes(owner_web, owner):
+    session = ChatSessionFactory(owner=owner, title="Garden")
+    EpisodeFactory.create_batch(3, session=session)
+    SummarizationState.objects.create(session=session, state=SummarizationState.State.IDLE)
+    single = ChatSessionFactory(owner=owner, title="Once")
+    EpisodeFactory(session=single)
+
+    chat = visible_text(owner_web.get(chat_url(session)).content.decode())
+    assert "3 exchanges ·" in chat
+    assert "1 exchange ·" in visible_text(owner_web.get(chat_url(single)).content.decode())
+    listing = visible_text(owner_web.get("/").content.decode())
+    assert "3 exchanges" in listing and "1 exchange " in listing
+    delete = visible_text(owner_web.get(reverse("session-delete", args=[session.uuid])).content.decode())
+    assert "Its 3 exchanges and all of its summaries will be deleted." in delete
+    for text in (chat, listing, delete):
+        assert "episode" not in text.lower()
