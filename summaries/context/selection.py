@@ -43,6 +43,10 @@ SPARE = 6
 #: does not (the whole exchange's meaning, variety).
 PRIOR = 0.3
 PRIOR_RANKS = 10
+#: A passage is quoted only when its evidence comes within this of the
+#: question's best passage (None: the floor alone decides): when one passage
+#: plainly answers, those far below it are noise whatever room is left.
+GAP: float | None = None
 
 
 @dataclass(slots=True)
@@ -81,7 +85,8 @@ def select(
     cap = settings.CONTEXT_PASSAGE_TOKENS
     units: list[tuple[float, int, list[Evidence], int]] = []  # (score, rank, passages, tokens)
     below: list[int] = []
-    for rank, pk in enumerate(ranked):
+    scored: dict[int, list[float]] = {}
+    for pk in ranked:
         passages = evidence.get(pk)
         if not passages:
             continue
@@ -92,6 +97,14 @@ def select(
             scores = [
                 max(score, relevance.of(whole, p.words)) for score, p in zip(scores, passages, strict=True)
             ]
+        scored[pk] = scores
+    if GAP is not None and scored:
+        floor = max(floor, max(max(scores) for scores in scored.values()) - GAP)
+    for rank, pk in enumerate(ranked):
+        passages = evidence.get(pk)
+        if not passages:
+            continue
+        scores = scored[pk]
         if max(scores) < floor:
             below.append(pk)
             continue
