@@ -51,7 +51,7 @@ MEANING_WEIGHT = 5.0
 #: leave, newest first), "passages" (its best passages that hold any of the
 #: question, at most ``UNANSWERED_TOKENS``) or "none" (left out: the budget
 #: is a cap). When retrieval quoted nothing, every row keeps its place whole.
-UNANSWERED = "whole"
+UNANSWERED = "none"
 UNANSWERED_TOKENS = 120
 
 
