@@ -8,8 +8,11 @@ an exchange. So each row of the chain the context read (at most
 words and its vectors (``summaries.summary_index``), and a row with a
 passage that answers it is offered early, among the best retrieved
 exchanges (at ``SUMMARY_RANK``), quoted by its passages that matter (at
-most ``CONTEXT_PASSAGE_TOKENS`` of them, ``…`` for what is left out). The
-other rows keep their place.
+most ``CONTEXT_PASSAGE_TOKENS`` of them, ``…`` for what is left out). A
+row that does not answer is left out when retrieval quoted passages that
+clear the floor (the budget is a cap: such a row only filled what the
+passages left); when retrieval quoted nothing, the rows keep their place,
+newest first, for they are then all the context knows of earlier.
 
 A passage answers when it holds a word of the question that is rare in the
 chain (``WORDS_FLOOR``) or stands close to it in meaning (``MEANING_FLOOR``):
@@ -51,6 +54,7 @@ MEANING_WEIGHT = 5.0
 #: leave, newest first), "passages" (its best passages that hold any of the
 #: question, at most ``UNANSWERED_TOKENS``) or "none" (left out: the budget
 #: is a cap). When retrieval quoted nothing, every row keeps its place whole.
+#: "none" kept: no recall lower on any set, fewer tokens (bench/README.md).
 UNANSWERED = "none"
 UNANSWERED_TOKENS = 120
 
