@@ -161,7 +161,9 @@ def test_a_row_that_does_not_answer_fills_the_budget_when_kept_whole(row_and_fac
 def test_when_retrieval_quotes_nothing_the_rows_keep_their_place(row_and_fact, monkeypatch, unanswered):
     monkeypatch.setattr(summary_ranking, "UNANSWERED", unanswered)
     session, row, _ = row_and_fact
-    result = build_context(session=session, question="Who won the chess tournament in Reykjavik?", budget=4000)
+    result = build_context(
+        session=session, question="Who won the chess tournament in Reykjavik?", budget=4000
+    )
     assert result.retrieved == []
     assert row.pk in result.summaries
     assert ROW in result.prompt

@@ -38,8 +38,36 @@ SIMILARITY = 0.5
 STATEMENT_SIMILARITY = 0.45
 #: Opening words that make a message a question.
 ASKING = frozenset(
-    "what which who whom whose when where why how is are was were do does did can could will would "
-    "should shall may might have has had am".split()
+    (
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "have",
+        "has",
+        "had",
+        "am",
+    )
 )
 #: Longer messages carry a request whatever their opening.
 MAX_WORDS = 6
