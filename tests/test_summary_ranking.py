@@ -111,3 +111,59 @@ def test_small_talk_lifts_no_row(semantic, session_with_row):
     session, row = session_with_row
     result = build_context(session=session, question="Thanks!", budget=1200)
     assert ANSWER not in result.prompt
+
+
+PLUMBER = {
+    "user_input": "The plumber finally sent his invoice for the boiler repair: 412 euros, due on Friday.",
+    "response": "Noted: the boiler repair invoice is 412 euros, due Friday.",
+}
+
+
+@pytest.fixture
+def row_and_fact(session, django_capture_on_commit_callbacks):
+    """The row over the first 25 exchanges says nothing of the plumber; exchange 30 does (by its words:
+    retrieval by meaning is off, as in the suite's settings)."""
+    items = [chatter(n) for n in range(40)]
+    items[30] = PLUMBER
+    episodes = episodes_bulk_create(session=session, items=items)
+    with django_capture_on_commit_callbacks(execute=True):
+        row = SummaryFactory(
+            session=session, content=ROW, first_episode_id=episodes[0].pk, last_episode_id=episodes[24].pk
+        )
+    session.refresh_from_db()
+    return session, row, episodes
+
+
+@pytest.mark.parametrize("unanswered", ["none", "passages"])
+def test_a_row_that_does_not_answer_leaves_the_budget_unspent(row_and_fact, monkeypatch, unanswered):
+    monkeypatch.setattr(summary_ranking, "UNANSWERED", unanswered)
+    session, row, episodes = row_and_fact
+    result = build_context(session=session, question="How much was the plumber's invoice?", budget=4000)
+    assert episodes[30].pk in result.retrieved
+    assert "412 euros" in result.prompt
+    # Nothing of the row speaks for the question: it is not quoted whole to fill the budget.
+    assert "football results" not in result.prompt
+    if unanswered == "none":
+        assert row.pk not in result.summaries
+        assert row.pk in result.omitted["summaries"]
+
+
+def test_a_row_that_does_not_answer_fills_the_budget_when_kept_whole(row_and_fact, monkeypatch):
+    monkeypatch.setattr(summary_ranking, "UNANSWERED", "whole")
+    session, row, _ = row_and_fact
+    result = build_context(session=session, question="How much was the plumber's invoice?", budget=4000)
+    assert "412 euros" in result.prompt
+    assert row.pk in result.summaries
+    assert "football results" in result.prompt
+
+
+@pytest.mark.parametrize("unanswered", ["none", "passages"])
+def test_when_retrieval_quotes_nothing_the_rows_keep_their_place(row_and_fact, monkeypatch, unanswered):
+    monkeypatch.setattr(summary_ranking, "UNANSWERED", unanswered)
+    session, row, _ = row_and_fact
+    result = build_context(
+        session=session, question="Who won the chess tournament in Reykjavik?", budget=4000
+    )
+    assert result.retrieved == []
+    assert row.pk in result.summaries
+    assert ROW in result.prompt

@@ -36,10 +36,11 @@ window's share (``summaries.context.window``) it goes, in this order, to
 the best passages across the ranked exchanges (as many exchanges ranked as
 the budget could hold, with some to spare: ``sources.retrieval_depth``),
 each quoted only when its evidence for the question clears
-``CONTEXT_RELEVANCE_FLOOR`` (``sessions_app.relevance``); then to summary
-rows newest first (a row that answers the question is offered among the
-best passages instead: ``summaries.context.summary_ranking``); then to
-the digest. A message that needs no memory
+``CONTEXT_RELEVANCE_FLOOR`` (``sessions_app.relevance``); then to the
+digest. A summary row that answers the question is offered among the best
+passages, by its passages that do (``summaries.context.summary_ranking``);
+one that does not is left out, unless retrieval quoted nothing, when the
+rows come before the digest, newest first. A message that needs no memory
 (``sessions_app.semantic.small_talk``) gets neither passages nor summaries.
 Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks

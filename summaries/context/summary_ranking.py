@@ -8,8 +8,11 @@ an exchange. So each row of the chain the context read (at most
 words and its vectors (``summaries.summary_index``), and a row with a
 passage that answers it is offered early, among the best retrieved
 exchanges (at ``SUMMARY_RANK``), quoted by its passages that matter (at
-most ``CONTEXT_PASSAGE_TOKENS`` of them, ``…`` for what is left out). The
-other rows keep their place.
+most ``CONTEXT_PASSAGE_TOKENS`` of them, ``…`` for what is left out). A
+row that does not answer is left out when retrieval quoted passages that
+clear the floor (the budget is a cap: such a row only filled what the
+passages left); when retrieval quoted nothing, the rows keep their place,
+newest first, for they are then all the context knows of earlier.
 
 A passage answers when it holds a word of the question that is rare in the
 chain (``WORDS_FLOOR``) or stands close to it in meaning (``MEANING_FLOOR``):
@@ -46,6 +49,14 @@ WORDS_FLOOR = 2.4
 MEANING_FLOOR = 0.45
 #: What a unit of cosine counts against a point of the words' score, ranking a row's passages.
 MEANING_WEIGHT = 5.0
+#: What a row that does not answer the question gets, when retrieval quoted
+#: something that clears the floor: "whole" (it fills what the passages
+#: leave, newest first), "passages" (its best passages that hold any of the
+#: question, at most ``UNANSWERED_TOKENS``) or "none" (left out: the budget
+#: is a cap). When retrieval quoted nothing, every row keeps its place whole.
+#: "none" kept: no recall lower on any set, fewer tokens (bench/README.md).
+UNANSWERED = "none"
+UNANSWERED_TOKENS = 120
 
 
 @dataclass(slots=True)
@@ -64,27 +75,36 @@ def compete(
 ) -> list[Piece]:
     """``pieces`` (retrieved exchanges by rank, summary rows newest first,
     the digest) with the rows that answer ``question`` quoted by their
-    passages that do and offered at ``SUMMARY_RANK``. (A share of the
-    budget reserved for the newest row was measured and not kept:
-    bench/README.md.)"""
+    passages that do and offered at ``SUMMARY_RANK``, and the rows that do
+    not as ``UNANSWERED`` says. (A share of the budget reserved for the
+    newest row was measured and not kept: bench/README.md.)"""
     pieces = list(pieces)
     if not chain or SUMMARY_RANK is None:
         return pieces
     wanted = set(terms(question))
-    if not wanted and vector is None:
-        return pieces
-    passages = _passages(chain, wanted, vector)
+    passages = _passages(chain, wanted, vector) if wanted or vector is not None else []
     answering = {p.row for p in passages if p.answers}
-    if not answering:
-        return pieces
+    # Retrieval quoted nothing that clears the floor: the rows are what is left to say.
+    retrieved = any(p.kind == "retrieved" for p in pieces)
+    unanswered = UNANSWERED if retrieved else "whole"
     best = {row: max(p.score for p in passages if p.row == row) for row in answering}
     quoted = []
+    rest = []
     for piece in pieces:
-        if piece.kind == "summary" and piece.id in answering:
+        if piece.kind != "summary":
+            rest.append(piece)
+            continue
+        own = [p for p in passages if p.row == piece.id]
+        if piece.id in answering:
             content = next(part.content for part in chain if part.id == piece.id)
-            own = [p for p in passages if p.row == piece.id]
-            quoted.append((best[piece.id], _quoted(piece, content, own)))
-    rest = [p for p in pieces if not (p.kind == "summary" and p.id in answering)]
+            quoted.append((best[piece.id], _quoted(piece, content, [p for p in own if p.answers]) or piece))
+        elif unanswered == "whole":
+            rest.append(piece)
+        elif unanswered == "passages":
+            content = next(part.content for part in chain if part.id == piece.id)
+            cut = _quoted(piece, content, [p for p in own if p.score > 0], limit=UNANSWERED_TOKENS)
+            if cut is not None:
+                rest.append(cut)
     at = min(SUMMARY_RANK, sum(1 for p in rest if p.kind == "retrieved"))
     early = [piece for _, piece in sorted(quoted, key=lambda pair: -pair[0])]
     return rest[:at] + early + rest[at:]
@@ -124,21 +144,23 @@ def _passages(chain: Sequence[SummaryPart], wanted: set[str], vector: np.ndarray
     return found
 
 
-def _quoted(piece: Piece, content: str, passages: list[_Passage]) -> Piece:
-    """The row by its answering passages, best first up to
-    ``CONTEXT_PASSAGE_TOKENS``, given back in their order, under its date span."""
+def _quoted(piece: Piece, content: str, eligible: list[_Passage], limit: int | None = None) -> Piece | None:
+    """The row by its ``eligible`` passages, best first up to ``limit``
+    (``CONTEXT_PASSAGE_TOKENS``), given back in their order, under its date
+    span; the whole row when it costs no more than ``limit``; None when
+    none of them fits."""
     span = piece.text[: len(piece.text) - len(content)]
-    limit = settings.CONTEXT_PASSAGE_TOKENS
+    limit = settings.CONTEXT_PASSAGE_TOKENS if limit is None else limit
     if piece.cost <= limit:
         return piece
     room, kept = limit, []
-    for passage in sorted((p for p in passages if p.answers), key=lambda p: -p.score):
+    for passage in sorted(eligible, key=lambda p: -p.score):
         tokens = count_tokens(content[passage.start : passage.end])
         if tokens <= room:
             kept.append(passage)
             room -= tokens
     if not kept:
-        return piece
+        return None
     kept.sort(key=lambda p: p.start)
     parts = []
     last_end = 0
