@@ -5,46 +5,25 @@ model server, slower than the client is patient."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.embedded_servers import PASSWORD, SERVERS, embedded_env, embedded_server
 from tests.fake_model_server import FakeModelServer
-from tests.process_support import free_port, run_python, start_logged, stop_process, wait_until
-from tests.test_embedded_server import PASSWORD, VENV_BIN, embedded_env
+from tests.process_support import wait_until
 
 
-@pytest.fixture(params=["runserver", "gunicorn"])
+@pytest.fixture(params=SERVERS)
 def chat_server(request, tmp_path) -> Iterator[tuple[str, Path, FakeModelServer]]:
     with FakeModelServer() as model:
         env = embedded_env(tmp_path)
         env.update(INFERENCE_BACKEND="ollama", INFERENCE_SERVICE_URL=model.url, CHAT_MODEL="fake-chat")
-        migrated = run_python("manage.py", "migrate", "--noinput", env=env)
-        assert migrated.returncode == 0, migrated.stderr
-        demo = run_python("manage.py", "ensure_demo_user", env=env)
-        assert demo.returncode == 0, demo.stderr
-        port = free_port()
-        if request.param == "runserver":
-            command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-        else:
-            env.update(GUNICORN_BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1", GUNICORN_THREADS="2")
-            command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
         log = tmp_path / "server.log"
-        process = start_logged(command, log_path=log, env=env)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            wait_until(
-                lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200,
-                timeout=60,
-                message="the server to answer",
-                retry_on=(httpx.HTTPError,),
-            )
+        with embedded_server(request.param, env, log) as base:
             yield base, log, model
-        finally:
-            stop_process(process, group=True)
 
 
 def test_a_client_that_hung_up_before_the_answer_leaves_nothing_stored(chat_server):

@@ -7,64 +7,23 @@ them. Run under runserver (``bin/run``) and gunicorn."""
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.process_support import free_port, run_python, start_logged, stop_process, wait_until
-
-VENV_BIN = Path(sys.executable).parent
-PASSWORD = "nexus-demo"
+from tests.embedded_servers import PASSWORD, SERVERS, embedded_env, embedded_server
+from tests.process_support import wait_until
 
 
-def embedded_env(tmp_path: Path) -> dict[str, str]:
-    """The embedded default: only what ``bin/run`` sets, on a database of this test's own."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_"))
-    }
-    env.update(
-        DJANGO_DEBUG="1",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        NEXUS_ENV_FILE="",
-    )
-    return env
-
-
-@pytest.fixture(params=["runserver", "gunicorn"])
+@pytest.fixture(params=SERVERS)
 def server(request, tmp_path) -> Iterator[str]:
-    env = embedded_env(tmp_path)
-    migrated = run_python("manage.py", "migrate", "--noinput", env=env)
-    assert migrated.returncode == 0, migrated.stderr
-    demo = run_python("manage.py", "ensure_demo_user", env=env)
-    assert demo.returncode == 0, demo.stderr
-    port = free_port()
-    if request.param == "runserver":
-        command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-    else:
-        env.update(GUNICORN_BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1", GUNICORN_THREADS="2")
-        command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
-    process = start_logged(command, log_path=tmp_path / "server.log", env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(
-            lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200,
-            timeout=60,
-            message="the server to answer",
-            retry_on=(httpx.HTTPError,),
-        )
+    with embedded_server(request.param, embedded_env(tmp_path), tmp_path / "server.log") as base:
         health = httpx.get(f"{base}/healthz", timeout=5).json()
         assert health["checks"]["broker"]["mode"] == "in-process"
         assert health["checks"]["broker"]["worker"] == "running"
         yield base
-    finally:
-        stop_process(process, group=True)
 
 
 def test_a_keep_alive_client_never_waits_for_background_work(server):

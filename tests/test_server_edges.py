@@ -10,18 +10,14 @@ broker) as ``bin/run`` serves it (runserver, debug) and under gunicorn:
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.process_support import free_port, run_python, start_logged, stop_process, wait_until
+from tests.embedded_servers import PASSWORD, SERVERS, embedded_env, embedded_server
 
-VENV_BIN = Path(sys.executable).parent
-PASSWORD = "nexus-demo"
 SECRET_QUERY = "zanzibarwalrus"
 SECRET_QUESTION = "quokkaumbrella"
 FORGED = 'FORGED 127.0.0.1 "GET /admin/ HTTP/1.1" 200'
@@ -41,44 +37,14 @@ class Server:
         return httpx.Client(base_url=self.base, timeout=30, headers={"Authorization": f"Token {token}"})
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_", "LOG_"))
-    }
-    env.update(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", NEXUS_ENV_FILE="")
-    return env
-
-
-@pytest.fixture(scope="module", params=["runserver", "gunicorn"])
+@pytest.fixture(scope="module", params=SERVERS)
 def server(request, tmp_path_factory) -> Iterator[Server]:
     tmp_path = tmp_path_factory.mktemp(request.param)
-    env = _env(tmp_path)
-    for command in (("migrate", "--noinput"), ("ensure_demo_user",)):
-        done = run_python("manage.py", *command, env=env)
-        assert done.returncode == 0, done.stderr
-    port = free_port()
-    if request.param == "runserver":
-        command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-    else:
-        env.update(GUNICORN_BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1", GUNICORN_THREADS="2")
-        command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
     log = tmp_path / "server.log"
-    process = start_logged(command, log_path=log, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(
-            lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200,
-            timeout=60,
-            message="the server to answer",
-            retry_on=(httpx.HTTPError,),
-        )
+    with embedded_server(request.param, embedded_env(tmp_path), log) as base:
         server = Server(base, log)
         server.kind = request.param
         yield server
-    finally:
-        stop_process(process, group=True)
 
 
 def test_a_path_with_an_encoded_newline_forges_no_log_line(server):
