@@ -18,23 +18,17 @@ No database is needed. Figures: bench/README.md.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-warnings.filterwarnings("ignore", "No directory at", UserWarning)
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nexus.settings")
-os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
-os.environ["DATABASE_URL"] = "sqlite:///:memory:"
 
-import django  # noqa: E402
+from bench.support import setup_django_offline  # noqa: E402
 
-django.setup()
+setup_django_offline()
 
 from django.conf import settings  # noqa: E402
 

@@ -38,6 +38,20 @@ def setup_django(**env: str) -> str:
     return url
 
 
+def setup_django_offline() -> None:
+    """Django set up for a bench that reads no database (an in-memory SQLite
+    stands in): the encoder, the tokenizer, the settings."""
+    import warnings
+
+    warnings.filterwarnings("ignore", "No directory at", UserWarning)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nexus.settings")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
+    os.environ["DATABASE_URL"] = "sqlite:///:memory:"
+    import django
+
+    django.setup()
+
+
 def _create_database(url: str) -> None:
     import psycopg
 
