@@ -170,9 +170,14 @@ class SessionChatView(APIView):
         session = session_for_user(request.user, uuid, change=True)
         body = ChatRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        message: str = body.validated_data["message"]
-        budget: int | None = body.validated_data.get("budget")
-        asked_at = body.validated_data.get("asked_at")
+        data = body.validated_data
+        turn_args = {
+            "caller": request.user,
+            "session": session,
+            "message": data["message"],
+            "budget": data.get("budget"),
+            "asked_at": data.get("asked_at"),
+        }
 
         try:
             if isinstance(request.accepted_renderer, EventStreamRenderer):
@@ -183,28 +188,13 @@ class SessionChatView(APIView):
                     lambda turn: Answer(200, SSE_TYPE, b"".join(sent) + done_event(turn)),
                     session_pk=session.pk,
                 )
-                turn_stream = chat_turn_stream(
-                    caller=request.user,
-                    session=session,
-                    message=message,
-                    budget=budget,
-                    asked_at=asked_at,
-                    before_commit=hook,
-                )
-                return self._stream(turn_stream, sent)
+                return self._stream(chat_turn_stream(**turn_args, before_commit=hook), sent)
             hook = store_hook(
                 request,
                 lambda turn: json_answer(chat_turn_payload(turn), status.HTTP_201_CREATED),
                 session_pk=session.pk,
             )
-            turn = chat_turn(
-                caller=request.user,
-                session=session,
-                message=message,
-                budget=budget,
-                asked_at=asked_at,
-                before_commit=hook,
-            )
+            turn = chat_turn(**turn_args, before_commit=hook)
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.
             raise serializers.ValidationError({"message": [str(err)]}) from err
