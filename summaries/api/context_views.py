@@ -179,21 +179,19 @@ class SessionChatView(APIView):
             "asked_at": data.get("asked_at"),
         }
 
+        streamed = isinstance(request.accepted_renderer, EventStreamRenderer)
+        # The events sent so far: with a key, a stream's whole body is kept with the episode.
+        sent: list[bytes] = []
+
+        def answer(turn: ChatTurn) -> Answer:
+            if streamed:
+                return Answer(200, SSE_TYPE, b"".join(sent) + done_event(turn))
+            return json_answer(chat_turn_payload(turn), status.HTTP_201_CREATED)
+
+        hook = store_hook(request, answer, session_pk=session.pk)
         try:
-            if isinstance(request.accepted_renderer, EventStreamRenderer):
-                # The events sent so far: with a key, the whole body is kept with the episode.
-                sent: list[bytes] = []
-                hook = store_hook(
-                    request,
-                    lambda turn: Answer(200, SSE_TYPE, b"".join(sent) + done_event(turn)),
-                    session_pk=session.pk,
-                )
+            if streamed:
                 return self._stream(chat_turn_stream(**turn_args, before_commit=hook), sent)
-            hook = store_hook(
-                request,
-                lambda turn: json_answer(chat_turn_payload(turn), status.HTTP_201_CREATED),
-                session_pk=session.pk,
-            )
             turn = chat_turn(**turn_args, before_commit=hook)
         except ContextTooLarge as err:
             # No prompt over budget is ever sent: the message alone does not fit.
