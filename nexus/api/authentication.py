@@ -138,7 +138,8 @@ class CachedTokenAuthentication(TokenAuthentication):
         try:
             return parts[1].decode()
         except UnicodeError:
-            raise exceptions.AuthenticationFailed("Invalid token header: the key has invalid characters.") from None
+            message = "Invalid token header: the key has invalid characters."
+            raise exceptions.AuthenticationFailed(message) from None
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         ttl = settings.API_TOKEN_CACHE_SECONDS
