@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "nexus.shared_store",
+    "nexus.api.keys",
     "sessions_app",
     "summaries",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from sessions_app.access import has_staff_permission
+from sessions_app.access import has_staff_permission, session_confinement
 from sessions_app.labels import exchanges_label
 from sessions_app.models import ChatSession, Episode
 
@@ -37,7 +37,7 @@ class SummaryQuerySet(models.QuerySet):
             return self.none()
         if has_staff_permission(user, *perms):
             return self
-        return self.filter(session__owner=user)
+        return self.filter(session_confinement(user, "session__"), session__owner=user)
 
 
 class Summary(models.Model):

@@ -22,12 +22,13 @@ from drf_spectacular.utils import (
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import NotAuthenticated, Throttled, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, Throttled, ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nexus.api.keys.api import NotThroughAnApiKey
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
 from nexus.login_limit import login_succeeded, login_wait
@@ -90,6 +91,8 @@ class AuthTokenView(ObtainAuthToken):
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if not request.user.is_authenticated:
             raise NotAuthenticated()
+        if not NotThroughAnApiKey().has_permission(request, self):
+            raise PermissionDenied(NotThroughAnApiKey.message)
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -13,7 +13,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -44,23 +43,6 @@ logger = logging.getLogger("nexus.chat")
 SESSION_HEADER = "X-Nexus-Session"
 #: The status logged for a turn whose client left before its answer (nginx's 499).
 CLIENT_CLOSED_REQUEST = 499
-
-
-class BearerTokenAuthentication(CachedTokenAuthentication):
-    """The Nexus API tokens, sent as OpenAI clients send their key."""
-
-    keyword = "Bearer"
-    keywords = ("Bearer",)
-
-
-class BearerTokenScheme(OpenApiAuthenticationExtension):
-    """The schema's name for it, apart from the ``Token`` scheme of /api/."""
-
-    target_class = BearerTokenAuthentication
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "A Nexus API token (/api/auth/token/)."}
 
 
 class AnyAcceptNegotiation(DefaultContentNegotiation):
@@ -100,7 +82,7 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
         return exc
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
         return OpenAIError(
-            "Incorrect or missing API key: send 'Authorization: Bearer <Nexus API token>'.",
+            "Incorrect or missing API key: send 'Authorization: Bearer <Nexus API key or token>'.",
             status=401,
             code="invalid_api_key",
         )
@@ -139,7 +121,7 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
 
 
 class OpenAIView(APIView):
-    authentication_classes = (BearerTokenAuthentication,)
+    authentication_classes = (CachedTokenAuthentication,)
     renderer_classes = (JSONRenderer,)
     content_negotiation_class = AnyAcceptNegotiation
     session_uuid: str | None = None
