@@ -122,7 +122,9 @@ def test_a_key_never_carries_staff_permissions(owner, staff_user):
 )
 def test_a_key_cannot_act_on_the_account(owner, session, method, path, payload):
     client = key_client(new_key(owner))
-    response = getattr(client, method)(path, payload, format="json") if payload else getattr(client, method)(path)
+    response = (
+        getattr(client, method)(path, payload, format="json") if payload else getattr(client, method)(path)
+    )
     assert response.status_code == 403
     assert ApiKey.objects.count() == 1
 

@@ -73,7 +73,8 @@ def test_the_page_lists_only_ones_own_keys(owner, other_user):
 def test_staff_create_and_revoke_in_the_admin(staff_user, owner):
     admin = web_client(staff_user)
     created = admin.post(
-        "/admin/api_keys/apikey/add/", {"user": owner.pk, "name": "Made by staff", "end_user": "", "expires_at": ""}
+        "/admin/api_keys/apikey/add/",
+        {"user": owner.pk, "name": "Made by staff", "end_user": "", "expires_at": ""},
     )
     assert created.status_code == 200, created.content[:500]
     (secret,) = set(SECRET.findall(created.content.decode()))
