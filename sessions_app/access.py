@@ -23,6 +23,7 @@ from typing import Any
 from django.db.models import Q
 
 from nexus.api.keys import bound_end_user, key_of
+from sessions_app.errors import EndUserNotAllowed
 
 VIEW_SESSIONS = "sessions_app.view_chatsession"
 CHANGE_SESSIONS = "sessions_app.change_chatsession"
@@ -56,3 +57,17 @@ def session_confinement(user: Any, prefix: str = "") -> Q:
     if end_user is None:
         return Q()
     return Q(**{f"{prefix}end_user": end_user})
+
+
+def end_user_written(user: Any, end_user: str | None, *, creating: bool) -> str | None:
+    """The ``end_user`` a session written by ``user`` gets. A key bound to an
+    end user writes only that end user's sessions: a new session is theirs
+    whatever it names (an empty ``end_user`` is the default of every create
+    path), a change may only name them; any other is ``EndUserNotAllowed``.
+    ``None`` (a change that leaves it) stays ``None``."""
+    bound = bound_end_user(user)
+    if bound is None or end_user is None or end_user == bound:
+        return end_user
+    if creating and end_user == "":
+        return bound
+    raise EndUserNotAllowed(bound)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
+
 from nexus.errors import NotFound
 
 
@@ -12,6 +14,15 @@ class SessionNotFound(NotFound):
 
     def __init__(self, message: str = "No such session.") -> None:
         super().__init__(message)
+
+
+class EndUserNotAllowed(ValidationError):
+    """A session of another end user than the one the caller's API key is
+    bound to. A Django ``ValidationError`` naming ``end_user``: the API
+    answers it as a 400 naming the field."""
+
+    def __init__(self, bound: str) -> None:
+        super().__init__({"end_user": [f"This API key acts only for the end user {bound!r}."]})
 
 
 class EndUserLocked(ValueError):

@@ -32,6 +32,7 @@ from nexus.api.keys.api import NotThroughAnApiKey
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
 from nexus.login_limit import login_succeeded, login_wait
+from sessions_app.access import end_user_written
 from sessions_app.api.idempotency import KEY_PARAM, idempotent
 from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
@@ -153,6 +154,7 @@ class SessionDetailView(APIView):
         session = session_for_user(request.user, uuid, queryset=sessions_with_stats(), change=True)
         serializer = SessionSerializer(session, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
+        end_user_written(request.user, serializer.validated_data.get("end_user"), creating=False)
         try:
             session_update(session=session, **serializer.validated_data)
         except EndUserLocked as err:

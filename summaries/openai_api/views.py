@@ -27,7 +27,7 @@ from nexus.client_connection import ClientGone
 from nexus.errors import LimitReached
 from nexus.failures import database_failure
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
-from sessions_app.errors import SessionNotFound
+from sessions_app.errors import EndUserNotAllowed, SessionNotFound
 from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
 from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
@@ -92,6 +92,8 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
         # The model-call cap: a 429, so the SDKs raise RateLimitError (and,
         # with a Retry-After over their two-minute limit, do not retry).
         return OpenAIError(exc.message, status=429, code="model_call_limit_reached", type="requests")
+    if isinstance(exc, EndUserNotAllowed):
+        return OpenAIError(exc.messages[0], param="user", code="invalid_value")
     if isinstance(exc, SessionNotFound):
         return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
     if isinstance(exc, ContextTooLarge):
