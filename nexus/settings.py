@@ -188,6 +188,10 @@ API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 # (sessions_app.idempotency).
 IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, minimum=60)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
+# The MCP server over streamable HTTP (`manage.py mcp --http`, the Procfile's `mcp`): its own
+# process, as the SDK's server is ASGI. Clients send an API key as `Authorization: Bearer`.
+MCP_HOST = env_str("MCP_HOST") or "0.0.0.0"
+MCP_PORT = env_int("MCP_PORT", 8100, minimum=1, maximum=65535)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
 API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)

@@ -21,7 +21,7 @@ from sessions_app.search import Hit
 from sessions_app.search.across import rank_visible
 from sessions_app.search.snippets import Snippet, snippets_for
 
-__all__ = ["Found", "found_for", "search_visible"]
+__all__ = ["Found", "found_for", "search_end_user", "search_visible"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,21 @@ def search_visible(*, user: Any, text: str, limit: int) -> list[Found]:
     key bound to an end user is shown only what its sessions hold."""
     hits = rank_visible(user=user, text=text, limit=limit)
     return found_for(hits, within=session_confinement(user, "session__"))
+
+
+#: A search of one end user's sessions ranks this many times its limit over
+#: the owner's, then keeps what is theirs (``search_end_user``).
+END_USER_OVERFETCH = 4
+
+
+def search_end_user(*, user: Any, end_user: str, text: str, limit: int) -> list[Found]:
+    """The episodes of ``user``'s own sessions for ``end_user`` (empty: the
+    owner in person) that best match ``text``, best first: one person's
+    memory, never every person's at once. Ranked over the owner's episodes,
+    as the full-text index knows owners, not end users."""
+    hits = rank_visible(user=user, text=text, limit=limit * END_USER_OVERFETCH)
+    within = session_confinement(user, "session__") & Q(session__owner_id=user.pk, session__end_user=end_user)
+    return found_for(hits, within=within)[:limit]
 
 
 def found_for(hits: list[Hit], *, within: Q | None = None) -> list[Found]:
