@@ -51,6 +51,8 @@ def message_text(item: Any) -> str | None:
     parts); None for any other item or content."""
     if not isinstance(item, dict) or item.get("type", "message") != "message":
         return None
+    if item.get("tool_calls") or item.get("function_call"):
+        return None  # a call of a tool: kept as an item, with what it asks
     content = item.get("content")
     if isinstance(content, str):
         return content
