@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("sessions_app", "0011_episode_vector_spans"),
+        ("sessions_app", "0012_session_end_user_memory_scope"),
     ]
 
     operations = [
