@@ -206,6 +206,7 @@ class EpisodeListView(generics.ListAPIView):
 
     @extend_schema(
         summary="Delete every exchange of the session (the session stays)",
+        operation_id="api_sessions_episodes_clear",
         responses={200: OpenApiResponse(description='{"deleted": <exchanges deleted>}')},
     )
     def delete(self, request: Request, uuid: str) -> Response:
