@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 
-from nexus.errors import NotFound
+from nexus.errors import Conflict, NotFound
 
 
 class SessionNotFound(NotFound):
@@ -49,3 +49,21 @@ def earlier_than_newest(newest: datetime | None, *, position: int = 0) -> Episod
     return EpisodeDateInvalid(
         f"Must not be earlier than the session's latest episode ({shown}).", position=position
     )
+
+
+class EpisodeNotFound(NotFound):
+    """No episode with that id in the session (deleted, or another session's)."""
+
+    def __init__(self, message: str = "No such episode in this session.") -> None:
+        super().__init__(message)
+
+
+class ReplyAlreadyStored(Conflict):
+    """A reply was given for an exchange that already has one: a reply is filled in once."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This exchange already has its reply; a reply is filled in once (delete the exchange to "
+            "store it again).",
+            field="response",
+        )

@@ -73,6 +73,10 @@ class Summary(models.Model):
     # asked for as such (the curated text is kept as a revision); cleared
     # when a person's text is back (an edit, a restore).
     replaced_curation = models.BooleanField(default=False)
+    # Set when an exchange this curated row covers was deleted: the person's
+    # text may still say what it said (``summaries.forgetting``). Empty: no
+    # review needed; an edit of the text clears it.
+    review_note = models.TextField(blank=True, default="", db_default="")
 
     objects = SummaryQuerySet.as_manager()
 
