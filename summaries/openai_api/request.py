@@ -17,6 +17,8 @@ from django.conf import settings
 from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import episode_text_problem, text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
+from summaries.openai_api.hints import CHAT_KEYS, chat_hints
+from summaries.openai_api.model_names import served_model
 
 #: The roles whose messages are passed on in front of the memory.
 INSTRUCTION_ROLES = ("system", "developer")
@@ -34,7 +36,7 @@ KNOWN_KEYS = frozenset(
         "n", "logprobs", "top_logprobs", "parallel_tool_calls", "store", "metadata", "tools",
         "tool_choice", "functions", "function_call", "audio", "modalities", "response_format",
     }
-)  # fmt: skip
+) | CHAT_KEYS  # fmt: skip
 RANGES = {
     "temperature": (0.0, 2.0),
     "top_p": (0.0, 1.0),
@@ -70,6 +72,9 @@ class ChatRequest:
     session: str | None = None
     budget: int | None = None
     asked_at: datetime | None = None  # metadata.nexus_asked_at
+    safety_identifier: str | None = None
+    #: ``store: false``: the memory is read, nothing of the turn is written.
+    store: bool = True
 
 
 def _number(body: dict[str, Any], name: str) -> float | None:
@@ -193,6 +198,13 @@ def _user(value: Any) -> str | None:
     return value
 
 
+def stored(value: Any) -> bool:
+    """``store``: absent or ``true`` keeps the turn, ``false`` keeps nothing."""
+    if value is not None and not isinstance(value, bool):
+        raise invalid("store", "'store' must be a boolean.")
+    return value is not False
+
+
 def _max_tokens(body: dict[str, Any]) -> int | None:
     """``max_completion_tokens`` (the newer name) else ``max_tokens``, at most
     ``CHAT_MAX_REPLY_TOKENS``: a larger cap no model window holds, and the
@@ -239,16 +251,7 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         raise invalid("", "The request body must be a JSON object.")
     _refuse_unsupported(body)
     messages = _messages(body.get("messages"))
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid("model", "'model' is required.")
-    if model != settings.CHAT_MODEL:
-        raise OpenAIError(
-            f"The model {model!r} does not exist; this server offers {settings.CHAT_MODEL!r}.",
-            status=404,
-            param="model",
-            code="model_not_found",
-        )
+    model = served_model(body.get("model"))
     last = messages[-1]
     if last.role != "user" or not last.content.strip():
         raise invalid("messages", "The last message must be a user message with text.")
@@ -262,6 +265,8 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
     if not isinstance(options, dict):
         raise invalid("stream_options", "'stream_options' must be an object.")
     user = _user(body.get("user"))
+    safety_identifier = chat_hints(body)
+    store = stored(body.get("store"))
     session, budget, asked_at = _metadata(body.get("metadata"))
     if header_session and session and header_session.strip().lower() != session.strip().lower():
         raise invalid(
@@ -290,4 +295,6 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         session=(header_session or session or None),
         budget=budget,
         asked_at=asked_at,
+        safety_identifier=safety_identifier,
+        store=store,
     )
