@@ -33,10 +33,10 @@ from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
 from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
+from summaries.openai_api.begin import turn_begin
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
 from summaries.openai_api.request import parse_request
-from summaries.openai_api.begin import turn_begin
 from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer
 
 logger = logging.getLogger("nexus.chat")
