@@ -94,6 +94,16 @@ def model_error(err: InferenceError) -> OpenAIError:
     )
 
 
+def require_chat_backend() -> None:
+    if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
+        raise OpenAIError(
+            "The configured inference backend (nexus) has no chat.",
+            status=503,
+            code="chat_backend_unavailable",
+            type=SERVER_ERROR,
+        )
+
+
 def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
     if isinstance(exc, OpenAIError):
         return exc
@@ -225,13 +235,7 @@ class ChatCompletionsView(OpenAIView):
     @idempotent(model_call=True)
     def post(self, request: Request) -> HttpResponseBase:
         body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
-        if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
-            raise OpenAIError(
-                "The configured inference backend (nexus) has no chat.",
-                status=503,
-                code="chat_backend_unavailable",
-                type=SERVER_ERROR,
-            )
+        require_chat_backend()
         # Before anything is written (a new session, imported history): a
         # caller at the model-call cap is refused with nothing done.
         check_model_call_allowed(user=request.user)
