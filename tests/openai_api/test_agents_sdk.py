@@ -8,6 +8,7 @@ import asyncio
 import pytest
 from agents import (
     Agent,
+    ModelSettings,
     Runner,
     set_default_openai_api,
     set_default_openai_client,
@@ -18,6 +19,7 @@ from openai import AsyncOpenAI
 from rest_framework.authtoken.models import Token
 
 from sessions_app.models import Episode
+from tests.factories import ChatSessionFactory
 from tests.fake_model_server import reply_text
 from tests.openai_api.conftest import chat_requests
 
@@ -69,3 +71,18 @@ def test_streamed_runner_and_a_follow_up_by_previous_response_id(agents_on_nexus
     assert "rowan" in memory
     assert Episode.objects.values("session").distinct().count() == 1
     assert Episode.objects.count() == 2
+
+
+def test_runs_named_to_one_session_share_its_memory(agents_on_nexus, owner):
+    session = ChatSessionFactory(owner=owner)
+    settings = ModelSettings(metadata={"nexus_session": str(session.uuid)})
+    agent = Agent(name="Helper", instructions="You answer briefly.", model_settings=settings)
+
+    async def run() -> None:  # one event loop: the client's connections belong to it
+        await Runner.run(agent, "My bicycle is dark green.")
+        await Runner.run(agent, "What colour is my bicycle?")
+
+    asyncio.run(run())
+    memory = chat_requests(agents_on_nexus, "What colour is my bicycle?")[-1]["messages"][-2]["content"]
+    assert "dark green" in memory
+    assert Episode.objects.filter(session=session).count() == 2
