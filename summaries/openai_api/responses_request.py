@@ -18,18 +18,18 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app.validation import episode_text_problem, text_problem
+from summaries.openai_api import errors
 from summaries.openai_api.errors import OpenAIError, invalid
-from summaries.openai_api.errors import unsupported as _unsupported
 from summaries.openai_api.hints import COMMON_KEYS, REASONING_EFFORTS, VERBOSITIES, choice, common_hints
 from summaries.openai_api.model_names import served_model
 from summaries.openai_api.request import (
     INSTRUCTION_ROLES,
     ChatRequest,
     Message,
-    _integer,
-    _metadata,
-    _number,
-    _user,
+    end_user,
+    integer_value,
+    nexus_metadata,
+    number_value,
     stored,
 )
 from summaries.openai_api.response_ids import session_of
@@ -58,7 +58,7 @@ class ResponsesRequest:
 
 
 def unsupported(param: str, what: str | None = None) -> OpenAIError:
-    return _unsupported(param, what, endpoint=ENDPOINT)
+    return errors.unsupported(param, what, endpoint=ENDPOINT)
 
 
 def previous_not_found(value: Any) -> OpenAIError:
@@ -129,7 +129,7 @@ def _neutral(body: dict[str, Any]) -> None:
     for key in ("parallel_tool_calls", "stream", "background"):
         if body.get(key) is not None and not isinstance(body[key], bool):
             raise invalid(key, f"{key!r} must be a boolean.")
-    _integer(body.get("max_tool_calls"), "max_tool_calls", minimum=0)
+    integer_value(body.get("max_tool_calls"), "max_tool_calls", minimum=0)
     if not isinstance(body.get("stream_options") or {}, dict):
         raise invalid("stream_options", "'stream_options' must be an object.")
 
@@ -175,7 +175,7 @@ def _session(header: str | None, named: str | None, previous: uuid.UUID | None) 
 
 
 def _max_output_tokens(value: Any) -> int | None:
-    value = _integer(value, "max_output_tokens", minimum=1)
+    value = integer_value(value, "max_output_tokens", minimum=1)
     limit = settings.CHAT_MAX_REPLY_TOKENS
     if value is not None and value > limit:
         raise invalid(
@@ -201,10 +201,10 @@ def parse_responses(body: Any, *, header_session: str | None) -> ResponsesReques
         raise invalid("input", f"The last user message: {problem}")
     effort, verbosity = _settings_objects(body)
     safety_identifier = common_hints(body)
-    user = _user(body.get("user"))
-    named, budget, asked_at = _metadata(body.get("metadata"))
+    user = end_user(body.get("user"))
+    named, budget, asked_at = nexus_metadata(body.get("metadata"))
     previous = _previous(body.get("previous_response_id"))
-    top_p = _number(body, "top_p")
+    top_p = number_value(body, "top_p")
     system = [Message("system", instructions, -1)] if instructions else []
     chat = ChatRequest(
         model=model,
@@ -212,7 +212,7 @@ def parse_responses(body: Any, *, header_session: str | None) -> ResponsesReques
         instructions=system + [m for m in messages[:-1] if m.role in INSTRUCTION_ROLES],
         history=[m for m in messages[:-1] if m.role not in INSTRUCTION_ROLES],
         stream=bool(body.get("stream")),
-        temperature=_number(body, "temperature"),
+        temperature=number_value(body, "temperature"),
         max_tokens=_max_output_tokens(body.get("max_output_tokens")),
         sampling={k: v for k, v in (("top_p", top_p), ("user", user)) if v is not None},
         user=user,
