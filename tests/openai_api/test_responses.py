@@ -151,6 +151,8 @@ def test_store_false_reads_the_memory_and_stores_nothing(client, model, owner):
         ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}, "input[0].content[0]", "unsupported_parameter"),
         ({"extra_body": {"reasoning_effort": "low"}}, "reasoning_effort", "unknown_parameter"),
         ({"background": True}, "background", "unsupported_parameter"),
+        ({"metadata": {"nexus_asked_at": "yesterday"}}, "metadata.nexus_asked_at", "invalid_value"),
+        ({"input": [{"role": "assistant", "content": "Hello"}]}, "input", "invalid_value"),
     ],
 )  # fmt: skip
 def test_what_nexus_cannot_do_names_the_field(client, model, extra, param, code):
@@ -170,3 +172,19 @@ def test_unknown_model_and_model_failure(client, model, settings):
         with pytest.raises(openai.InternalServerError):
             create(client, "Hi", stream=stream)
     assert not Episode.objects.exists()
+
+
+def test_end_user_and_idempotency_key_as_on_chat_completions(client, model):
+    first = create(client, "I am Ann", user="ann").headers["X-Nexus-Session"]
+    assert create(client, "Still Ann", user="ann").headers["X-Nexus-Session"] == first
+    for stream in (False, True):
+        key = {"Idempotency-Key": f"responses-retry-{stream}"}
+        answers = [create(client, f"Asked once {stream}", stream=stream, extra_headers=key) for _ in range(2)]
+        assert answers[1].headers["Idempotent-Replayed"] == "true"
+        if stream:
+            ids = [list(a.parse())[-1].response.id for a in answers]
+        else:
+            ids = [a.parse().id for a in answers]
+        assert ids[0] == ids[1]
+        assert len(chat_requests(model, f"Asked once {stream}")) == 1
+    assert Episode.objects.filter(user_input__startswith="Asked once").count() == 2
