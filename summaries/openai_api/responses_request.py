@@ -154,7 +154,9 @@ def _settings_objects(body: dict[str, Any]) -> tuple[str | None, str | None]:
 def _previous(value: Any) -> uuid.UUID | None:
     if value is None:
         return None
-    session = session_of(value) if isinstance(value, str) else None
+    if not isinstance(value, str):
+        raise invalid("previous_response_id", "'previous_response_id' must be a response id.")
+    session = session_of(value)
     if session is None:
         raise previous_not_found(value)
     return session
@@ -193,6 +195,8 @@ def parse_responses(body: Any, *, header_session: str | None) -> ResponsesReques
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions", "'instructions' must be a string.")
+    if instructions and (problem := text_problem(instructions)):
+        raise invalid("instructions", problem)
     messages = _input(body.get("input"))
     last = messages[-1]
     if last.role != "user" or not last.content.strip():

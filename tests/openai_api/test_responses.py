@@ -153,6 +153,8 @@ def test_store_false_reads_the_memory_and_stores_nothing(client, model, owner):
         ({"background": True}, "background", "unsupported_parameter"),
         ({"metadata": {"nexus_asked_at": "yesterday"}}, "metadata.nexus_asked_at", "invalid_value"),
         ({"input": [{"role": "assistant", "content": "Hello"}]}, "input", "invalid_value"),
+        ({"instructions": "Be \x00 brief"}, "instructions", "invalid_value"),
+        ({"previous_response_id": 7}, "previous_response_id", "invalid_value"),
     ],
 )  # fmt: skip
 def test_what_nexus_cannot_do_names_the_field(client, model, extra, param, code):
@@ -188,3 +190,15 @@ def test_end_user_and_idempotency_key_as_on_chat_completions(client, model):
         assert ids[0] == ids[1]
         assert len(chat_requests(model, f"Asked once {stream}")) == 1
     assert Episode.objects.filter(user_input__startswith="Asked once").count() == 2
+
+
+def test_a_stream_the_model_cuts_ends_in_an_error_event_and_stores_nothing(client, model):
+    model.set_mode("cut_stream")
+    stream = client.responses.create(model="fake-chat", input="Tell me everything", stream=True)
+    kinds = []
+    with pytest.raises(openai.APIError) as caught:
+        for event in stream:
+            kinds.append(event.type)
+    assert kinds[0] == "response.created" and "response.completed" not in kinds
+    assert caught.value.body["type"] == "server_error"
+    assert not Episode.objects.exists()
