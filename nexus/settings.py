@@ -235,7 +235,8 @@ CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
 OPENAI_MODEL_ALIASES = env_pairs("OPENAI_MODEL_ALIASES")
 if stray := sorted(name for name, target in OPENAI_MODEL_ALIASES.items() if target != CHAT_MODEL):
     raise ImproperlyConfigured(
-        f"Environment variable OPENAI_MODEL_ALIASES: {', '.join(stray)} must map to CHAT_MODEL={CHAT_MODEL!r}."
+        f"Environment variable OPENAI_MODEL_ALIASES: {', '.join(stray)} "
+        f"must map to CHAT_MODEL={CHAT_MODEL!r}."
     )
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.

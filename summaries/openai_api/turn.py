@@ -152,7 +152,9 @@ class TurnStream(Iterator[str]):
             completion = self._stream.completion
             if completion is None:
                 raise InferenceError("the stream ended without a complete reply") from None
-            self.finished = turn_finish(turn=self.turn, completion=completion, before_commit=self.before_commit)
+            self.finished = turn_finish(
+                turn=self.turn, completion=completion, before_commit=self.before_commit
+            )
             raise
 
     def close(self) -> None:

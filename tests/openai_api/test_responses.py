@@ -13,6 +13,7 @@ from tests.openai_api.conftest import chat_requests
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+IMAGE = {"type": "input_image", "image_url": "https://example.com/cat.png"}
 STREAM_EVENTS = [
     "response.created",
     "response.in_progress",
@@ -147,8 +148,8 @@ def test_store_false_reads_the_memory_and_stores_nothing(client, model, owner):
         ({"text": {"format": {"type": "json_object"}}}, "text.format", "unsupported_parameter"),
         ({"reasoning": {"effort": "enormous"}}, "reasoning.effort", "invalid_value"),
         ({"text": {"verbosity": "chatty"}}, "text.verbosity", "invalid_value"),
-        ({"input": [{"type": "function_call_output", "call_id": "c", "output": "x"}]}, "input[0]", "unsupported_parameter"),
-        ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}, "input[0].content[0]", "unsupported_parameter"),
+        ({"input": [{"type": "function_call_output", "call_id": "c"}]}, "input[0]", "unsupported_parameter"),
+        ({"input": [{"role": "user", "content": [IMAGE]}]}, "input[0].content[0]", "unsupported_parameter"),
         ({"extra_body": {"reasoning_effort": "low"}}, "reasoning_effort", "unknown_parameter"),
         ({"background": True}, "background", "unsupported_parameter"),
         ({"metadata": {"nexus_asked_at": "yesterday"}}, "metadata.nexus_asked_at", "invalid_value"),
