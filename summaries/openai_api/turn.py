@@ -28,7 +28,7 @@ from summaries.turn_metadata import turn_metadata
 @dataclass(slots=True)
 class PreparedTurn:
     caller: Any
-    #: ``None`` for a ``store: false`` turn whose session would have been new (``unstored``).
+    #: ``None`` for a ``store: false`` turn whose session would have been new (``begin``).
     session: ChatSession | None
     request: ChatRequest
     context: ContextResult
