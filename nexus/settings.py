@@ -13,6 +13,7 @@ from nexus.env import (
     env_float,
     env_int,
     env_list,
+    env_pairs,
     env_required,
     env_str,
     file_secret,
@@ -234,6 +235,14 @@ INFERENCE_TIMEOUT_SECONDS = env_float("INFERENCE_TIMEOUT_SECONDS", 60.0, minimum
 INFERENCE_CONNECT_TIMEOUT_SECONDS = env_float("INFERENCE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
+# Model names a /v1 client may send for CHAT_MODEL, so a framework's default name works:
+# "gpt-4o-mini=qwen2.5:7b,*=qwen2.5:7b" ("*": any other name). Each must name CHAT_MODEL.
+OPENAI_MODEL_ALIASES = env_pairs("OPENAI_MODEL_ALIASES")
+if stray := sorted(name for name, target in OPENAI_MODEL_ALIASES.items() if target != CHAT_MODEL):
+    raise ImproperlyConfigured(
+        f"Environment variable OPENAI_MODEL_ALIASES: {', '.join(stray)} "
+        f"must map to CHAT_MODEL={CHAT_MODEL!r}."
+    )
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.
 # The longest a chat turn (web, API or OpenAI-compatible) may take, model reply included:

@@ -32,11 +32,11 @@ from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
 from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
+from summaries.openai_api.begin import turn_begin
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
 from summaries.openai_api.request import parse_request
-from summaries.openai_api.sessions import session_for_request
-from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer, turn_prepare
+from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer
 
 logger = logging.getLogger("nexus.chat")
 
@@ -75,6 +75,16 @@ def model_error(err: InferenceError) -> OpenAIError:
         code="model_error",
         type=SERVER_ERROR,
     )
+
+
+def require_chat_backend() -> None:
+    if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
+        raise OpenAIError(
+            "The configured inference backend (nexus) has no chat.",
+            status=503,
+            code="chat_backend_unavailable",
+            type=SERVER_ERROR,
+        )
 
 
 def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
@@ -189,7 +199,7 @@ class ChatCompletionsView(OpenAIView):
             "memory for the last user message, then that message; the exchange is stored as an episode. "
             "`metadata.nexus_budget` sets the memory's token budget; `metadata.nexus_asked_at` (ISO 8601 "
             "with a UTC offset, default now) when the message is asked, against which the dates it names "
-            "('last week') are resolved."
+            "('last week') are resolved. `store: false` reads the memory and stores nothing."
         ),
         parameters=[
             OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
@@ -210,20 +220,14 @@ class ChatCompletionsView(OpenAIView):
     @idempotent(model_call=True)
     def post(self, request: Request) -> HttpResponseBase:
         body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
-        if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
-            raise OpenAIError(
-                "The configured inference backend (nexus) has no chat.",
-                status=503,
-                code="chat_backend_unavailable",
-                type=SERVER_ERROR,
-            )
+        require_chat_backend()
         # Before anything is written (a new session, imported history): a
         # caller at the model-call cap is refused with nothing done.
         check_model_call_allowed(user=request.user)
-        session, _ = session_for_request(caller=request.user, request=body)
-        self.session_uuid = str(session.uuid)
-        turn = turn_prepare(caller=request.user, session=session, request=body)
-        headers = {SESSION_HEADER: self.session_uuid}
+        turn = turn_begin(caller=request.user, request=body)
+        session_pk = turn.session.pk if turn.session is not None else None
+        self.session_uuid = str(turn.session.uuid) if turn.session is not None else None
+        headers = {SESSION_HEADER: self.session_uuid} if self.session_uuid else {}
         if not body.stream:
             payload: dict[str, Any] = {}
 
@@ -233,7 +237,7 @@ class ChatCompletionsView(OpenAIView):
                 return Answer(200, "application/json", JSONRenderer().render(payload), headers)
 
             try:
-                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session.pk))
+                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session_pk))
             except ClientGone:
                 return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
             return Response(payload or completion_object(finished.completion, model=body.model))
@@ -247,7 +251,7 @@ class ChatCompletionsView(OpenAIView):
                 b"".join(sent) + stream_tail(writer, finished, include_usage=body.include_usage),
                 headers,
             ),
-            session_pk=session.pk,
+            session_pk=session_pk,
         )
         # Asks the model now: a model that is down answers with its status.
         stream = TurnStream(turn, before_commit=hook)
