@@ -68,7 +68,7 @@ from sessions_app.question_dates import date_lift
 from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
-from summaries.context import sources
+from summaries.context import lent, sources
 from summaries.context.budget import HEADING_COST, ContextTooLarge, Piece, fit, turn_budget
 from summaries.context.layout import (
     INSTRUCTIONS,
@@ -141,6 +141,8 @@ class ContextResult:
     # Exchanges quoted in part (retrieved ones, and the newest when it alone is over the
     # window's share): episode id -> [[start, end], ...] into user_input + response.
     passages: dict[int, list[list[int]]] = field(default_factory=dict)
+    # Retrieved exchanges of the person's other shared chats -> their session's uuid.
+    other_sessions: dict[int, str] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -167,6 +169,7 @@ class ContextResult:
             "digest": list(self.digest),
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
+            "other_sessions": {str(pk): uuid for pk, uuid in self.other_sessions.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "needs_no_memory": self.needs_no_memory,
             "budget": self.budget,
@@ -193,11 +196,11 @@ def build_context(
     # than the window or its share of the budget: the question is encoded
     # while the window is read.
     pending = None
+    depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
     if session.cached_episode_count > 1 and (
         session.cached_episode_count > window
         or window_may_not_hold(total_tokens=session.cached_total_tokens, budget=budget)
     ):
-        depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
         pending = begin_ranking(session=session, question=question, limit=depth)
     # With a window of 0 every episode is "older"; with a short session the
     # window holds everything and nothing older is read. One summary row more
@@ -243,7 +246,11 @@ def build_context(
         quoted_texts, chosen = [], Chosen(below_floor=[hit.episode_id for hit in hits])
         pieces: list[Piece] = []
     else:
-        quoted_texts, chosen = retrieved_pieces(session.pk, hits, pending, room, RETRIEVED_LABEL_TOKENS)
+        # A shared session's: the person's other chats' exchanges rank with its own (summaries.context.lent).
+        borrowed = lent.borrow(session=session, question=question, pending=pending, depth=depth)
+        quoted_texts, chosen = retrieved_pieces(
+            session.pk, lent.merged(hits, borrowed), pending, room, RETRIEVED_LABEL_TOKENS, borrowed
+        )
         pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
         # Summary rows that answer the question compete with the retrieved passages.
         vector = pending.vector.result() if pending is not None and pending.vector is not None else None
@@ -258,7 +265,9 @@ def build_context(
     full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
     whole = None
-    if has_earlier:
+    # The whole history is this session's alone: not instead of what other chats lent.
+    lent_kept = {pk: uuid for pk, uuid in chosen.lent.items() if pk in retrieved_ids}
+    if has_earlier and not lent_kept:
         whole = whole_history_instead(session=session, question=question, than=fitted.token_count, estimate=full)
     if whole is not None:
         return ContextResult(
@@ -282,6 +291,7 @@ def build_context(
         retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
         needs_no_memory=no_memory,
         positions={ex.id: ex.position for ex in quoted},
+        other_sessions=lent_kept,
         # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
         passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}
         | {ex.id: split.passages[ex.id] for ex in fitted.recent if ex.id in split.passages},
