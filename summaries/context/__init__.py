@@ -143,6 +143,8 @@ class ContextResult:
     passages: dict[int, list[list[int]]] = field(default_factory=dict)
     # Retrieved exchanges of the person's other shared chats -> their session's uuid.
     other_sessions: dict[int, str] = field(default_factory=dict)
+    # Summary rows of those chats quoted (by their passages that answer) -> their session's uuid.
+    other_summaries: dict[int, str] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -170,6 +172,7 @@ class ContextResult:
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
             "other_sessions": {str(pk): uuid for pk, uuid in self.other_sessions.items()},
+            "other_summaries": {str(pk): uuid for pk, uuid in self.other_summaries.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "needs_no_memory": self.needs_no_memory,
             "budget": self.budget,
@@ -224,10 +227,12 @@ def build_context(
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
-        by_kind = {kind: [p for p in kept if p.kind == kind] for kind in ("summary", "digest", "retrieved")}
+        kinds = ("summary", "digest", "retrieved", lent.LENT_SUMMARY)
+        by_kind = {kind: [p for p in kept if p.kind == kind] for kind in kinds}
         # Summary rows oldest first, the digest after them; retrieved exchanges oldest first.
         earlier = sorted(by_kind["summary"], key=lambda p: chain_order[p.id]) + by_kind["digest"]
-        retrieved = sorted(by_kind["retrieved"], key=lambda p: p.id or 0)
+        # Other chats' summary rows after the exchanges.
+        retrieved = sorted(by_kind["retrieved"], key=lambda p: p.id or 0) + by_kind[lent.LENT_SUMMARY]
         return render_prompt(
             question=question,
             recent=shown,
@@ -240,6 +245,7 @@ def build_context(
     # the recent window leave of the budget (summaries.context.selection).
     room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
     no_memory = pending is not None and needs_no_memory(question, pending)
+    borrowed, lent_row_sessions = None, {}
     if no_memory:
         # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
         # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
@@ -255,6 +261,9 @@ def build_context(
         # Summary rows that answer the question compete with the retrieved passages.
         vector = pending.vector.result() if pending is not None and pending.vector is not None else None
         pieces = compete(pieces, chain, question, vector)
+        # Other chats' rows that answer it are offered after the best exchange, as this chat's are.
+        lent_rows, lent_row_sessions = lent.lent_summaries(borrowed, question)
+        pieces = pieces[:1] + lent_rows + pieces[1:]
     fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render)
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
@@ -267,7 +276,8 @@ def build_context(
     whole = None
     # The whole history is this session's alone: not instead of what other chats lent.
     lent_kept = {pk: uuid for pk, uuid in chosen.lent.items() if pk in retrieved_ids}
-    if has_earlier and not lent_kept:
+    lent_rows_kept = {pk: u for pk, u in lent_row_sessions.items() if (lent.LENT_SUMMARY, pk) in kept_ids}
+    if has_earlier and not lent_kept and not lent_rows_kept:
         whole = whole_history_instead(session=session, question=question, than=fitted.token_count, estimate=full)
     if whole is not None:
         return ContextResult(
@@ -292,6 +302,7 @@ def build_context(
         needs_no_memory=no_memory,
         positions={ex.id: ex.position for ex in quoted},
         other_sessions=lent_kept,
+        other_summaries=lent_rows_kept,
         # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
         passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}
         | {ex.id: split.passages[ex.id] for ex in fitted.recent if ex.id in split.passages},

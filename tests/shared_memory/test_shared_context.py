@@ -12,7 +12,7 @@ from sessions_app.models import ChatSession
 from sessions_app.services import episodes_bulk_create, session_update
 from summaries.context import build_context
 from summaries.context.layout import OTHERS_HEADER, RETRIEVED_HEADER
-from tests.factories import ChatSessionFactory, UserFactory
+from tests.factories import ChatSessionFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +144,32 @@ def test_queries_do_not_grow_with_the_persons_sessions(owner):
         return len(ctx.captured_queries)
 
     assert queries(2) == queries(12)
+
+
+def test_an_other_chats_summary_row_that_answers_competes(owner, strangers):
+    trip = chat(owner, title="Trip planning", items=[filler(n) for n in range(30)] + [fact("nine-sharp")])
+    first, last = trip.episodes.order_by("pk")[0], trip.episodes.order_by("pk")[10]
+    row = SummaryFactory(
+        session=trip,
+        content="The user plans a trip. The zanzibar ferry leaves from pier four, the user said.",
+        first_episode_id=first.pk,
+        last_episode_id=last.pk,
+    )
+    later = trip.episodes.order_by("pk")
+    SummaryFactory(
+        session=trip, content="The user keeps notes about the garden.",
+        first_episode_id=later[11].pk, last_episode_id=later[20].pk,
+    )  # fmt: skip
+    # A stranger's row with the same words is never offered.
+    bob = strangers[1]
+    bob_first = bob.episodes.get()
+    SummaryFactory(
+        session=bob, content="The zanzibar ferry leaves from marker-bob-pier.",
+        first_episode_id=bob_first.pk, last_episode_id=bob_first.pk,
+    )  # fmt: skip
+    new = chat(owner, title="New chat")
+    result = build_context(session=new, question=QUESTION)
+    assert "pier four" in result.prompt
+    assert '["Trip planning" · Exchanges 1–11]' in result.prompt
+    assert result.other_summaries == {row.pk: str(trip.uuid)}
+    assert "marker-bob" not in result.prompt
