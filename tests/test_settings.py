@@ -42,6 +42,7 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("UTILITY_CALLS_PER_USER_HOUR", "-5"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "10s"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "-1"),
+        ("SESSION_MEMORY_DEFAULT", "everyone"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -71,6 +72,7 @@ def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_MAX_CHARS == 3000
     assert settings.CONTEXT_RECENT_EPISODES == 8
     assert settings.OLLAMA_NUM_CTX_MAX == 32_768
+    assert settings.SESSION_MEMORY_DEFAULT == "shared"
 
 
 def caches_for(**env_overrides: str) -> dict:
