@@ -55,6 +55,8 @@ def build_people(port: int, user_headers, episode, give_vectors) -> None:
             assert status == 201
         for session in owned.iterator():
             give_vectors(session)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")  # the steady state autovacuum keeps
 
 
 def shared_cases(user_headers, question: str) -> dict:

@@ -12,9 +12,10 @@ Cost does not grow with the person's sessions, in the shape of the search
 across sessions (``sessions_app.search.across``): the words are ranked in
 the owner's scope (the full-text index's own key), at most
 ``CONTEXT_RETRIEVE_CANDIDATES`` matches a term, and the ranked ids are
-then kept to the person's in one query; by meaning, the person's newest
-``CONTEXT_RETRIEVE_CANDIDATES`` exchanges with vectors are compared (one
-walk of the ``(owner, id)`` index), with the episodes found by words.
+then kept to the person's in one query; by meaning, the newest exchanges
+of the person's ``MEANING_SESSIONS`` most recently active shared sessions
+(``CONTEXT_RETRIEVE_CANDIDATES`` in all) are compared, with the episodes
+found by words.
 Scores are on the scale of one session's retrieval
 (``sessions_app.retrieval``): a standard deviation of closeness over the
 compared exchanges, plus ``WORDS_WEIGHT`` per point of BM25.
@@ -38,7 +39,12 @@ from sessions_app.search.across import STATS_SESSIONS
 from sessions_app.search.base import owner_scope
 from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
-__all__ = ["Lent", "lenders", "rank_lent", "shares"]
+__all__ = ["Lent", "lenders", "lent_texts", "rank_lent", "shares"]
+
+#: Compared by meaning: the newest exchanges of this many of the person's
+#: most recently active other shared sessions, ``CONTEXT_RETRIEVE_CANDIDATES``
+#: in all; older ones are found by their words.
+MEANING_SESSIONS = 10
 
 
 def shares(session: ChatSession) -> bool:
@@ -143,39 +149,43 @@ def _persons_episodes(session: ChatSession, ids: Iterable[int]) -> dict[int, int
 
 
 def _vectors(session: ChatSession, also: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
-    """The whole exchange's vector of the person's newest
-    ``CONTEXT_RETRIEVE_CANDIDATES`` exchanges in other shared sessions, and
-    of those of ``also`` (found by words): ids, token counts, vectors,
-    sessions. One query: the newest walk the ``(owner, id)`` index."""
+    """The whole exchange's vector of the newest exchanges of the person's
+    ``MEANING_SESSIONS`` most recently active other shared sessions
+    (``CONTEXT_RETRIEVE_CANDIDATES`` in all), and of those of ``also``
+    (found by words): ids, token counts, vectors, sessions. Two queries: the
+    sessions, from the ``(owner, end_user, memory_scope)`` index; then each
+    one's newest vectors as a range of the ``(session, episode)`` index (row
+    comparisons, as ``semantic.neighbours`` reads one session's), so no plan
+    walks the person's episodes whatever the planner's statistics say."""
+    sessions = list(lenders(session).order_by("-updated_at").values_list("pk", flat=True)[:MEANING_SESSIONS])
     episode, chat, vector = Episode._meta.db_table, ChatSession._meta.db_table, EpisodeVector._meta.db_table
-    person = 'AND s."end_user" = %s AND s."memory_scope" = %s AND s."id" <> %s'
-    marks = ", ".join(["%s"] * len(also)) or "NULL"
-    sql = f"""
-        SELECT * FROM (
-            SELECT v."episode_id", v."token_count", substr(v."vector", 1, {VECTOR_BYTES}), e."session_id"
-              FROM "{episode}" e
-              JOIN "{chat}" s ON s."id" = e."session_id"
-              JOIN "{vector}" v ON v."episode_id" = e."id"
-             WHERE (e."owner_id", e."id") > (%s, 0) AND (e."owner_id", e."id") <= (%s, %s) {person}
-             ORDER BY e."owner_id" DESC, e."id" DESC
-             LIMIT %s
-        ) AS newest
-        UNION
-        SELECT v."episode_id", v."token_count", substr(v."vector", 1, {VECTOR_BYTES}), e."session_id"
-          FROM "{vector}" v
-          JOIN "{episode}" e ON e."id" = v."episode_id"
-          JOIN "{chat}" s ON s."id" = e."session_id"
-         WHERE v."episode_id" IN ({marks}) AND s."owner_id" = %s {person}
-    """
-    shared = MemoryScope.SHARED.value
-    params = [
-        session.owner_id, session.owner_id, 2**63 - 1, session.end_user, shared, session.pk,
-        settings.CONTEXT_RETRIEVE_CANDIDATES,
-        *also, session.owner_id, session.end_user, shared, session.pk,
-    ]  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = sorted(cursor.fetchall())
+    head = f'substr(v."vector", 1, {VECTOR_BYTES})'
+    each = max(1, settings.CONTEXT_RETRIEVE_CANDIDATES // MEANING_SESSIONS)
+    # SQLite takes no LIMIT in a branch of a compound, PostgreSQL none without
+    # parentheses: a subquery in FROM suits both.
+    newest = [
+        f'SELECT * FROM (SELECT v."episode_id", v."token_count", {head}, v."session_id" FROM "{vector}" v'
+        f' WHERE (v."session_id", v."episode_id") > (%s, 0) AND (v."session_id", v."episode_id") <= (%s, %s)'
+        f' ORDER BY v."session_id" DESC, v."episode_id" DESC LIMIT %s) AS s{n}'
+        for n in range(len(sessions))
+    ]
+    params: list[object] = []
+    for pk in sessions:
+        params += [pk, pk, 2**63 - 1, each]
+    if also:
+        marks = ", ".join(["%s"] * len(also))
+        newest.append(
+            f'SELECT v."episode_id", v."token_count", {head}, e."session_id" FROM "{vector}" v'
+            f' JOIN "{episode}" e ON e."id" = v."episode_id" JOIN "{chat}" s ON s."id" = e."session_id"'
+            f' WHERE v."episode_id" IN ({marks}) AND s."owner_id" = %s AND s."end_user" = %s'
+            f' AND s."memory_scope" = %s AND s."id" <> %s'
+        )
+        params += [*also, session.owner_id, session.end_user, MemoryScope.SHARED.value, session.pk]
+    rows: list[tuple] = []
+    if newest:
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ".join(newest), params)
+            rows = sorted(cursor.fetchall())
     matrix, _ = to_matrix([bytes(row[2]) for row in rows])
     ids = np.asarray([row[0] for row in rows], dtype=np.int64)
     tokens = np.asarray([row[1] for row in rows], dtype=np.int64)
