@@ -8,7 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from sessions_app.models import ChatSession
-from tests.factories import UserFactory
+from sessions_app.services import episodes_bulk_create
+from tests.factories import ChatSessionFactory, UserFactory
 from tests.web.conftest import sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,4 +51,29 @@ def test_new_chat_form_and_header_switch(open_page, live_server, settings, artif
     private.refresh_from_db()
     assert private.memory_scope == "session"
     page.screenshot(path=str(artifacts_dir / "memory-switch.png"))
+    assert recorder.page_errors == [] and recorder.console_errors == []
+
+
+def test_the_inspector_names_what_another_chat_lent_and_opens_it_there(open_page, live_server, settings):
+    settings.SUMMARY_THRESHOLD_TOKENS = 10**9  # history only
+    owner = UserFactory(username="omar")
+    trip = ChatSessionFactory(owner=owner, title="Trip planning", memory_scope="shared")
+    items = [{"user_input": f"Garden note {n}.", "response": "Noted."} for n in range(30)]
+    items.append({"user_input": "The zanzibar ferry leaves at nine-sharp.", "response": "Saved."})
+    fact = episodes_bulk_create(session=trip, items=items)[-1]
+    new = ChatSessionFactory(owner=owner, title="New chat", memory_scope="shared")
+    page, recorder = open_page()
+    sign_in(page, live_server, "omar")
+    page.goto(f"{live_server.url}/sessions/{new.uuid}/")
+    page.get_by_role("button", name="Context").click()
+    page.locator("#context-question").fill("When does the zanzibar ferry leave?")
+    page.get_by_role("button", name="Refresh").click()
+    expect(page.locator("#context-prompt")).to_contain_text("From your other chats:")
+    item = page.locator(f'#context-retrieved-list .context-retrieved-item[data-episode-id="{fact.pk}"]')
+    expect(item).to_contain_text("#31 of another chat")
+    link = item.get_by_role("link", name="Open in its chat")
+    expect(link).to_have_attribute("href", f"/sessions/{trip.uuid}/#episode-{fact.pk}")
+    link.click()
+    page.wait_for_url(f"{live_server.url}/sessions/{trip.uuid}/*")
+    expect(page.locator(f'.episode[data-episode-id="{fact.pk}"]')).to_be_visible()
     assert recorder.page_errors == [] and recorder.console_errors == []
