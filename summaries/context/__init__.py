@@ -245,7 +245,7 @@ def build_context(
     # the recent window leave of the budget (summaries.context.selection).
     room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
     no_memory = pending is not None and needs_no_memory(question, pending)
-    borrowed, lent_row_sessions = None, {}
+    borrowed, lent_row_sessions, ranked = None, {}, hits
     if no_memory:
         # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
         # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
@@ -254,8 +254,9 @@ def build_context(
     else:
         # A shared session's: the person's other chats' exchanges rank with its own (summaries.context.lent).
         borrowed = lent.borrow(session=session, question=question, pending=pending, depth=depth)
+        ranked = lent.merged(hits, borrowed)
         quoted_texts, chosen = retrieved_pieces(
-            session.pk, lent.merged(hits, borrowed), pending, room, RETRIEVED_LABEL_TOKENS, borrowed
+            session.pk, ranked, pending, room, RETRIEVED_LABEL_TOKENS, borrowed
         )
         pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
         # Summary rows that answer the question compete with the retrieved passages.
@@ -298,7 +299,7 @@ def build_context(
         retrieved=retrieved_ids,
         recent=[ex.id for ex in fitted.recent],
         digest=digest_ids if digest_kept else [],
-        retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
+        retrieved_by_rank=[hit.episode_id for hit in ranked if ("retrieved", hit.episode_id) in kept_ids],
         needs_no_memory=no_memory,
         positions={ex.id: ex.position for ex in quoted},
         other_sessions=lent_kept,

@@ -173,3 +173,14 @@ def test_an_other_chats_summary_row_that_answers_competes(owner, strangers):
     assert '["Trip planning" · Exchanges 1–11]' in result.prompt
     assert result.other_summaries == {row.pk: str(trip.uuid)}
     assert "marker-bob" not in result.prompt
+
+
+def test_an_offline_reply_shows_what_another_chat_lent_by_its_title(api_client, owner, person, settings):
+    settings.INFERENCE_BACKEND = "offline"
+    new = chat(owner, title="New chat")
+    response = api_client.post(f"/api/sessions/{new.uuid}/chat/", {"message": QUESTION}, format="json")
+    assert response.status_code in (200, 201), response.content
+    episode = new.episodes.get()
+    (shown,) = episode.metadata["offline_memory"]["retrieved"]
+    assert shown["label"].endswith('"Trip planning" #31]')
+    assert "nine-sharp" in shown["text"]
