@@ -105,6 +105,7 @@ class PendingRanking:
             # Passages are compared for the question's candidates alone: its
             # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
             also=[hit.episode_id for hit in by_words],
+            stamp=(self.session.end_user, self.session.memory_scope),
         )
         return fuse(
             by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied, lift=lift or {}

@@ -9,6 +9,7 @@ from django.db.models import Max, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from sessions_app import semantic
 from sessions_app.access import end_user_written
 from sessions_app.errors import EndUserLocked, SessionNotFound
 from sessions_app.models import ChatSession, Episode
@@ -63,6 +64,10 @@ def session_update(
         raise SessionNotFound
     for name, value in changes.items():
         setattr(session, name, value)
+    if "end_user" in changes or "memory_scope" in changes:
+        # Whose memory it is changed: this process drops what it kept of the
+        # session at once (the others when they next read it: the kept copy's stamp).
+        semantic.forget(session.pk)
     return session
 
 

@@ -45,6 +45,7 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("OPENAI_MODEL_ALIASES", "gpt-4o-mini"),
         ("OPENAI_MODEL_ALIASES", "gpt-4o-mini=a-model-not-served"),
         ("OPENAI_MODEL_ALIASES", "*=qwen2.5:7b,*=qwen2.5:7b"),
+        ("SESSION_MEMORY_DEFAULT", "everyone"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -81,6 +82,7 @@ def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_MAX_CHARS == 3000
     assert settings.CONTEXT_RECENT_EPISODES == 8
     assert settings.OLLAMA_NUM_CTX_MAX == 32_768
+    assert settings.SESSION_MEMORY_DEFAULT == "shared"
 
 
 def caches_for(**env_overrides: str) -> dict:

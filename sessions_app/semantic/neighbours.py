@@ -53,6 +53,9 @@ class SessionVectors:
     ids: np.ndarray  # int64, oldest first
     tokens: np.ndarray  # int64
     heads: np.ndarray  # float32, one row per id: the whole exchange's vector
+    #: Whose memory the session was when they were kept (its end user and
+    #: scope): a copy kept under another is dropped, in every process.
+    stamp: tuple[str, str] = ("", "")
 
     @classmethod
     def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
@@ -78,6 +81,7 @@ class SessionVectors:
             np.concatenate([self.ids, newer.ids])[drop:],
             np.concatenate([self.tokens, newer.tokens])[drop:],
             np.concatenate([self.heads, newer.heads])[drop:],
+            self.stamp,
         )
 
 
@@ -214,6 +218,7 @@ def closeness(
     also: Iterable[int] = (),
     refine: int | None = None,
     revision: int = 0,
+    stamp: tuple[str, str] = ("", ""),
 ) -> Closeness:
     """How close to ``vector`` each of the session's newest ``scan``
     episodes with a vector is: by the whole exchange's vector, and for the
@@ -222,8 +227,9 @@ def closeness(
     passages' too. ``newest_episode_id`` is the session's counter: a kept
     copy newer than it belongs to an earlier session with the same id
     (SQLite reuses ids after a rollback) and is dropped, as is one kept
-    under another ``revision`` (the session's ``history_revision``)."""
-    known = _session_vectors(session_pk, newest_episode_id, scan, revision)
+    under another ``revision`` (the session's ``history_revision``) or another
+    ``stamp`` (the session's end user and memory scope)."""
+    known = _session_vectors(session_pk, newest_episode_id, scan, revision, stamp)
     vector = vector.astype(np.float32)
     excluded = list(exclude_ids)
     count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
@@ -245,13 +251,17 @@ def _candidates(
 
 
 def _session_vectors(
-    session_pk: int, newest_episode_id: int | None, scan: int, revision: int
+    session_pk: int,
+    newest_episode_id: int | None,
+    scan: int,
+    revision: int,
+    stamp: tuple[str, str] = ("", ""),
 ) -> SessionVectors:
     with _lock:
         kept_revision, kept = _cache.pop(session_pk, (revision, None))
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
         kept = None
-    if kept_revision != revision:
+    if kept_revision != revision or (kept is not None and kept.stamp != stamp):
         kept = None
     fresh = None
     if kept is not None:
@@ -265,6 +275,7 @@ def _session_vectors(
         known = kept  # nothing new (the usual case): no copy of the matrices
     else:
         known = kept.then(fresh, keep=scan)
+    known.stamp = stamp
     with _lock:
         _cache[session_pk] = (revision, known)
         while sum(v.size for _, v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
