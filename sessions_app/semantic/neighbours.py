@@ -56,6 +56,9 @@ class SessionVectors:
     #: Whose memory the session was when they were kept (its end user and
     #: scope): a copy kept under another is dropped, in every process.
     stamp: tuple[str, str] = ("", "")
+    #: The session's ``history_revision`` when they were kept: a copy kept
+    #: before an exchange was deleted is dropped, in every process.
+    revision: int = 0
 
     @classmethod
     def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
@@ -82,6 +85,7 @@ class SessionVectors:
             np.concatenate([self.tokens, newer.tokens])[drop:],
             np.concatenate([self.heads, newer.heads])[drop:],
             self.stamp,
+            self.revision,
         )
 
 
@@ -106,7 +110,7 @@ def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float
 
 
 # session pk -> (the session's history_revision when read, its vectors)
-_cache: OrderedDict[int, tuple[int, SessionVectors]] = OrderedDict()
+_cache: OrderedDict[int, SessionVectors] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -258,10 +262,10 @@ def _session_vectors(
     stamp: tuple[str, str] = ("", ""),
 ) -> SessionVectors:
     with _lock:
-        kept_revision, kept = _cache.pop(session_pk, (revision, None))
+        kept = _cache.pop(session_pk, None)
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
         kept = None
-    if kept_revision != revision or (kept is not None and kept.stamp != stamp):
+    if kept is not None and (kept.revision != revision or kept.stamp != stamp):
         kept = None
     fresh = None
     if kept is not None:
@@ -275,10 +279,10 @@ def _session_vectors(
         known = kept  # nothing new (the usual case): no copy of the matrices
     else:
         known = kept.then(fresh, keep=scan)
-    known.stamp = stamp
+    known.stamp, known.revision = stamp, revision
     with _lock:
-        _cache[session_pk] = (revision, known)
-        while sum(v.size for _, v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
+        _cache[session_pk] = known
+        while sum(v.size for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
             _cache.popitem(last=False)
     return known
 
