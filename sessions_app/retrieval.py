@@ -40,6 +40,11 @@ __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_t
 WORDS_WEIGHT = 0.8
 #: Episodes found by meaning for each place when the choice is varied.
 VARIETY_POOL = 2
+#: Episodes compared by their passages for each place ranked, besides the
+#: words' hits: the closest by their whole exchange's vector (at most
+#: ``CONTEXT_RETRIEVE_CANDIDATES``). Each costs a row read and compared,
+#: about 3 KB; how many was measured against recall (bench/README.md).
+PASSAGE_CANDIDATES_PER_PLACE = 5
 
 
 def begin_ranking(
@@ -69,12 +74,15 @@ def begin_ranking(
     return PendingRanking(session, limit, ranking, vector)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PendingRanking:
     session: ChatSession
     limit: int
     ranking: Ranking | None  # None: no word of the question is searched for
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
+    #: What the last ``hits()`` compared by meaning (None before, or with meaning off):
+    #: the context scores the ranked exchanges' passages from its rows.
+    closeness: semantic.Closeness | None = None
 
     def hits(
         self,
@@ -102,9 +110,11 @@ class PendingRanking:
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
             # Passages are compared for the question's candidates alone: its
-            # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
+            # words' hits and the closest as whole exchanges.
             also=[hit.episode_id for hit in by_words],
+            refine=min(settings.CONTEXT_RETRIEVE_CANDIDATES, PASSAGE_CANDIDATES_PER_PLACE * self.limit),
         )
+        self.closeness = closeness
         return fuse(
             by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied, lift=lift or {}
         )
