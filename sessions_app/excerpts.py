@@ -20,8 +20,8 @@ the user's own: a short message is kept whole, and a long one's best
 passage is kept first when it shares a word with the question.
 
 Cost: one query for the marked words and one for the stored vectors of the
-exchanges asked about (those a context ranked, a bounded number); nothing
-is encoded.
+exchanges asked about (those a context ranked, a bounded number) that
+retrieval did not read already; nothing is encoded.
 """
 
 from __future__ import annotations

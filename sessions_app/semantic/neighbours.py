@@ -5,7 +5,8 @@ Cost is bounded whatever the session's length, in two steps: the newest
 exchange's vector, and the question's candidates alone (the episodes found
 by its words and the closest by the first step, at most as many as the
 ranking asks for, ``refine``) by their passages' too, read by their ids in
-one query. The whole exchanges' vectors are kept in this process between
+one query and kept with the result (``Closeness.rows``) for the context to
+score their passages. The whole exchanges' vectors are kept in this process between
 questions (``SessionVectors``), so a question reads only the vectors
 written since the last one: one probe of the ``(session, episode)`` index,
 usually returning nothing. Keeping them is safe because an episode's whole
