@@ -40,11 +40,6 @@ __all__ = ["WORDS_WEIGHT", "PendingRanking", "begin_ranking", "fuse", "meaning_t
 WORDS_WEIGHT = 0.8
 #: Episodes found by meaning for each place when the choice is varied.
 VARIETY_POOL = 2
-#: Episodes compared by their passages for each place ranked, besides the
-#: words' hits: the closest by their whole exchange's vector (at most
-#: ``CONTEXT_RETRIEVE_CANDIDATES``). Each costs a row read and compared,
-#: about 3 KB; how many was measured against recall (bench/README.md).
-PASSAGE_CANDIDATES_PER_PLACE = 5
 
 
 def begin_ranking(
@@ -110,9 +105,9 @@ class PendingRanking:
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
             # Passages are compared for the question's candidates alone: its
-            # words' hits and the closest as whole exchanges.
+            # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole
+            # exchanges (fewer lowered recall: bench/README.md, read_scaling.py).
             also=[hit.episode_id for hit in by_words],
-            refine=min(settings.CONTEXT_RETRIEVE_CANDIDATES, PASSAGE_CANDIDATES_PER_PLACE * self.limit),
         )
         self.closeness = closeness
         return fuse(

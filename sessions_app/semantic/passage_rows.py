@@ -7,7 +7,8 @@ they are read once, in one query by the candidates' ids, and kept for the
 question (``PassageRows``). The ids are written into the query as
 integers: an ORM ``__in`` lookup resolves each of a few hundred ids as an
 expression, and the driver then parses as many parameters, which together
-cost more than the query.
+cost more than the query. On PostgreSQL the rows come in the binary
+format (``nexus.binary_rows``): the vectors' bytes, not their hex digits.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
 
+from nexus.binary_rows import fetch_all
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.vectors import StoredPassages, passages_of, to_matrix
 
@@ -41,11 +42,9 @@ class PassageRows:
         if wanted:
             listed = ", ".join(map(str, wanted))  # integers: nothing to quote
             table = EpisodeVector._meta.db_table
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f'SELECT "episode_id", "vector", "spans" FROM "{table}" WHERE "episode_id" IN ({listed})'
-                )
-                rows = cursor.fetchall()
+            rows = fetch_all(
+                f'SELECT "episode_id", "vector", "spans" FROM "{table}" WHERE "episode_id" IN ({listed})'
+            )
         matrix, counts = to_matrix([blob for _, blob, _ in rows])
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
         at = {
@@ -60,11 +59,21 @@ class PassageRows:
 
     def closest_passages(self) -> dict[int, float]:
         """Each episode's closest passage vector's cosine; absent for one without passages."""
-        return {
-            pk: float(self.cosines[start + 1 : start + count].max())
-            for pk, (start, count) in self.at.items()
-            if count > 1  # the first vector is the whole exchange's
-        }
+        starts, counts = self._layout()
+        with_passages = counts > 1  # the first vector is the whole exchange's
+        if not with_passages.any():
+            return {}
+        # Each row's passages are its vectors after the first: the maximum over them, all rows at once.
+        cosines = self.cosines.copy()
+        cosines[starts] = -np.inf
+        best = np.maximum.reduceat(cosines, starts)
+        ids = np.fromiter(self.at, dtype=np.int64, count=len(self.at))
+        return dict(zip(ids[with_passages].tolist(), best[with_passages].tolist(), strict=True))
+
+    def _layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each read row's first vector's place in ``matrix`` and its number of vectors, in ``at``'s order."""
+        places = np.array(list(self.at.values()), dtype=np.int64).reshape(-1, 2)
+        return places[:, 0], places[:, 1]
 
     def stored(self, pk: int) -> StoredPassages | None:
         """One episode's vectors as ``vectors.stored_passages`` gives them (None: it has no row)."""
