@@ -119,6 +119,7 @@ class Closeness:
         vector: np.ndarray,
         exclude_ids: Iterable[int],
         rows: PassageRows | None = None,
+        whole: np.ndarray | None = None,
     ) -> Closeness:
         """``rows``: those of the episodes compared by their passages too
         (``PassageRows``). Their closeness is the mean of their whole
@@ -126,8 +127,9 @@ class Closeness:
         exchange's. The closest alone would favour episodes with many
         passages, each one more draw at matching by chance; the whole
         exchange's half keeps the rest of the episode in the score
-        (bench/retrieval_rankings.py)."""
-        similarity = known.heads @ vector.astype(np.float32)
+        (bench/retrieval_rankings.py). ``whole``: ``known.heads @ vector``
+        when the caller has it already."""
+        similarity = known.heads @ vector.astype(np.float32) if whole is None else whole.copy()
         passages = rows.closest_passages() if rows is not None else {}
         if passages and len(known.ids):
             wanted = np.fromiter(passages, dtype=np.int64, count=len(passages))
@@ -210,8 +212,9 @@ def closeness(
     vector = vector.astype(np.float32)
     excluded = list(exclude_ids)
     count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
-    candidates = _candidates(known, known.heads @ vector, excluded, also, count)
-    return Closeness.of(known, vector, excluded, PassageRows.read(candidates, vector))
+    whole = known.heads @ vector
+    candidates = _candidates(known, whole, excluded, also, count)
+    return Closeness.of(known, vector, excluded, PassageRows.read(candidates, vector), whole)
 
 
 def _candidates(
