@@ -61,7 +61,7 @@ class PassageRows:
         """Each episode's closest passage vector's cosine; absent for one without passages."""
         starts, counts = self._layout()
         with_passages = counts > 1  # the first vector is the whole exchange's
-        if not with_passages.any():
+        if not with_passages.any() or not len(self.cosines):
             return {}
         # Each row's passages are its vectors after the first: the maximum over them, all rows at once.
         cosines = self.cosines.copy()
@@ -86,8 +86,8 @@ class PassageRows:
         """The highest cosine of any of the episode's vectors, whole or
         passage: -1 (the lowest a cosine can be) when it has no row; None
         when it was not read."""
-        if pk not in self.ids:
-            return None
+        if pk not in self.ids or (pk in self.at and not len(self.cosines)):
+            return None  # not read, or read without the question's vector
         if pk not in self.at:
             return -1.0
         start, count = self.at[pk]

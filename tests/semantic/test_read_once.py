@@ -4,13 +4,17 @@ tells their best evidence, and the same context comes out."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from sessions_app import search
+from sessions_app.models import EpisodeVector
 from sessions_app.search import rank_question
 from sessions_app.semantic import embed_pending, neighbours
+from sessions_app.semantic.passage_rows import PassageRows
+from sessions_app.semantic.vectors import spans_to_bytes, to_bytes
 from sessions_app.services import episodes_bulk_create
 from summaries.context import build_context, retrieved, sources
 
@@ -118,3 +122,45 @@ def test_the_most_weight_leaves_out_only_terms_known_absent(session, monkeypatch
     held = next(match.terms for match in ranking.window if match.episode_id == newest)
     assert harbour not in held and held
     assert ranking.most_weight(newest) == pytest.approx(sum(idf[t] for t in held))
+
+
+def _unit(*values: float) -> np.ndarray:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[: len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+def test_the_rows_read_once_give_each_episodes_best_passage_and_best_vector(session):
+    episodes = episodes_bulk_create(
+        session=session, items=[{"user_input": f"Q {n}.", "response": f"A {n}."} for n in range(4)]
+    )
+    rows = {
+        # Whole exchange closest, passages further.
+        episodes[0].pk: (np.stack([_unit(1, 0), _unit(0.6, 0.8), _unit(0, 1)]), [(0, 4), (4, 8)]),
+        episodes[1].pk: (_unit(0.5, 0.8660254)[None], []),  # no passages
+        episodes[2].pk: (np.stack([_unit(0, 1), _unit(0.8, 0.6)]), [(0, 4)]),
+    }
+    for pk, (matrix, spans) in rows.items():
+        EpisodeVector.objects.create(
+            episode_id=pk,
+            session=session,
+            token_count=5,
+            vector=to_bytes(matrix),
+            spans=spans_to_bytes(spans),
+        )
+    ids = [episode.pk for episode in episodes]  # the last has no row
+    read = PassageRows.read(ids, _unit(1, 0))
+    closest = read.closest_passages()
+    assert set(closest) == {ids[0], ids[2]}
+    assert closest[ids[0]] == pytest.approx(0.6, abs=1e-3) and closest[ids[2]] == pytest.approx(0.8, abs=1e-3)
+    assert read.best_cosine(ids[0]) == pytest.approx(1.0, abs=1e-3)  # the whole exchange's counts too
+    assert read.best_cosine(ids[1]) == pytest.approx(0.5, abs=1e-3)
+    assert read.best_cosine(ids[3]) == -1.0  # read, no row
+    assert read.best_cosine(10**9) is None  # not read
+    stored = read.stored(ids[0])
+    assert stored.spans.tolist() == [[0, 4], [4, 8]] and len(stored.vectors) == 2
+    assert read.stored(ids[3]) is None
+    # Without the question's vector: the rows alone, nothing judged.
+    alone = PassageRows.read(ids, None)
+    assert alone.closest_passages() == {} and alone.best_cosine(ids[0]) is None
+    assert alone.stored(ids[2]).spans.tolist() == [[0, 4]]
