@@ -20,8 +20,8 @@ the user's own: a short message is kept whole, and a long one's best
 passage is kept first when it shares a word with the question.
 
 Cost: one query for the marked words and one for the stored vectors of the
-exchanges asked about (those a context ranked, a bounded number); nothing
-is encoded.
+exchanges asked about (those a context ranked, a bounded number) that
+retrieval did not read already; nothing is encoded.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sessions_app.models import EpisodeVector
 from sessions_app.search.database import episode_backend
 from sessions_app.search.snippets import marker_pair, parse_marked
+from sessions_app.semantic.passage_rows import PassageRows
 from sessions_app.semantic.passages import TEXT_CHARACTERS, joined, older_layout, passage_spans
-from sessions_app.semantic.vectors import StoredPassages, stored_passages
+from sessions_app.semantic.vectors import StoredPassages
 from sessions_app.tokens import count_tokens
 
 __all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "passage_evidence"]
@@ -116,10 +116,13 @@ def _matched_words(texts: Sequence[Text], terms: list[str]) -> dict[int, tuple[l
     return found
 
 
-def _stored_vectors(ids: list[int]) -> dict[int, StoredPassages]:
-    return stored_passages(
-        EpisodeVector.objects.filter(episode_id__in=ids).values_list("episode_id", "vector", "spans")
-    )
+def _stored_vectors(ids: list[int], rows: PassageRows | None = None) -> dict[int, StoredPassages]:
+    """The episodes' stored vectors: from ``rows`` where they were read, the rest in one query."""
+    rest = [pk for pk in ids if rows is None or pk not in rows.ids]
+    read = [rows] if rows is not None else []
+    if rest:
+        read.append(PassageRows.read(rest, None))
+    return {pk: stored for source in read for pk in ids if (stored := source.stored(pk)) is not None}
 
 
 def _candidates(text: Text, matched: tuple[list, list], *, tokens: int | None = None) -> list[_Passage]:
@@ -270,15 +273,19 @@ def passage_evidence(
     idf: dict[str, float],
     vector: np.ndarray | None,
     sizes: dict[int, int],
+    rows: PassageRows | None = None,
 ) -> dict[int, list[Evidence]]:
     """Each exchange's passages (``_candidates``) with their evidence for
     the question; ``sizes``: each exchange's token count, which its
-    passages' are estimated from. Cost: the two queries of ``best_passages``, for the
-    exchanges given (a bounded number of ranked candidates)."""
+    passages' are estimated from; ``rows``: stored rows retrieval already
+    read (``semantic.PassageRows``). Cost: one query for the marked words
+    and one for the stored rows not in ``rows``, for the exchanges given (a
+    bounded number of ranked candidates)."""
     if not texts:
         return {}
     matched = _matched_words(texts, list(terms))
-    stored = _stored_vectors([text.id for text in texts]) if vector is not None else {}
+    stored = _stored_vectors([text.id for text in texts], rows) if vector is not None else {}
+    term_of = functools.lru_cache(maxsize=None)(functools.partial(_term_of, terms=tuple(terms)))
     found: dict[int, list[Evidence]] = {}
     for text in texts:
         candidates = _candidates(text, matched.get(text.id, ([], [])), tokens=sizes.get(text.id))
@@ -294,7 +301,7 @@ def passage_evidence(
                 passage.start,
                 passage.end,
                 passage.tokens,
-                sum(idf.get(term, 0.0) for term in {_term_of(word, terms) for word in passage.words}),
+                sum(idf.get(term, 0.0) for term in {term_of(word) for word in passage.words}),
                 close,
                 whole,
             )

@@ -69,12 +69,15 @@ def begin_ranking(
     return PendingRanking(session, limit, ranking, vector)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PendingRanking:
     session: ChatSession
     limit: int
     ranking: Ranking | None  # None: no word of the question is searched for
     vector: Future[np.ndarray] | None  # None: retrieval by meaning is off
+    #: What the last ``hits()`` compared by meaning (None before, or with meaning off):
+    #: the context scores the ranked exchanges' passages from its rows.
+    closeness: semantic.Closeness | None = None
 
     def hits(
         self,
@@ -103,10 +106,12 @@ class PendingRanking:
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
             # Passages are compared for the question's candidates alone: its
-            # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
+            # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole
+            # exchanges (fewer lowered recall: bench/README.md, read_scaling.py).
             also=[hit.episode_id for hit in by_words],
             stamp=(self.session.end_user, self.session.memory_scope),
         )
+        self.closeness = closeness
         return fuse(
             by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied, lift=lift or {}
         )

@@ -129,6 +129,9 @@ class Ranking:
         least = max(COMMON_SHARE * self.total, COMMON_EPISODES)
         self.common = frozenset(term for term in self.terms if self._estimate(term) >= least)
         self.idf: dict[str, float] = {}
+        #: The episodes holding each term whose every match the last ``hits()`` read.
+        self._all_holders: dict[str, frozenset[int]] = {}
+        self._in_window_by_id: dict[int, frozenset[str]] | None = None
 
     def _estimate(self, term: str) -> float:
         """The episodes holding ``term``, as the window tells (exact when it is the whole session)."""
@@ -169,6 +172,11 @@ class Ranking:
         }
         rare = [term for term in self.terms if term not in from_window]
         probed = self.backend.probe(self.scope, rare, limit=cap) if rare else {}
+        self._all_holders = {
+            term: frozenset(m.episode_id for m in matches)
+            for term, matches in probed.items()
+            if len(matches) < cap
+        }
 
         def frequency(term: str) -> float:
             if term in from_window:
@@ -190,6 +198,25 @@ class Ranking:
         ]
         hits.sort(key=lambda hit: (-hit.score, -hit.episode_id))
         return hits[: self.limit]
+
+    def most_weight(self, episode_id: int) -> float:
+        """The most weight (``idf``, as the last ``hits()`` estimated it) of
+        the question's terms the episode may hold: every term but those it
+        is known not to hold, by the window (which tells every term of its
+        episodes) or by a lookup that read all of a term's matches."""
+        held = self._window_terms().get(episode_id)
+        if held is not None:
+            return sum(self.idf.get(term, 0.0) for term in held)
+        return sum(
+            weight
+            for term, weight in self.idf.items()
+            if term not in self._all_holders or episode_id in self._all_holders[term]
+        )
+
+    def _window_terms(self) -> dict[int, frozenset[str]]:
+        if self._in_window_by_id is None:
+            self._in_window_by_id = {match.episode_id: match.terms for match in self.window}
+        return self._in_window_by_id
 
 
 def search_terms(text: str) -> list[str]:

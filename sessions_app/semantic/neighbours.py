@@ -5,7 +5,8 @@ Cost is bounded whatever the session's length, in two steps: the newest
 exchange's vector, and the question's candidates alone (the episodes found
 by its words and the closest by the first step, at most as many as the
 ranking asks for, ``refine``) by their passages' too, read by their ids in
-one query. The whole exchanges' vectors are kept in this process between
+one query and kept with the result (``Closeness.rows``) for the context to
+score their passages. The whole exchanges' vectors are kept in this process between
 questions (``SessionVectors``), so a question reads only the vectors
 written since the last one: one probe of the ``(session, episode)`` index,
 usually returning nothing. Keeping them is safe because an episode's whole
@@ -21,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
@@ -29,6 +30,7 @@ from django.db import connection
 
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.encoder import encoder
+from sessions_app.semantic.passage_rows import PassageRows
 from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
 #: Whole-exchange vectors kept in this process, all sessions together (about 1.5 KB each).
@@ -89,27 +91,6 @@ class SessionVectors:
         )
 
 
-def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float]:
-    """Each of these episodes' closest passage vector's cosine to ``vector``
-    (one query by their ids); absent for an episode without passages."""
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    rows = list(EpisodeVector.objects.filter(episode_id__in=wanted).values_list("episode_id", "vector"))
-    matrix, counts = to_matrix([blob for _, blob in rows])
-    if not len(matrix):
-        return {}
-    cosines = matrix @ vector
-    found = {}
-    start = 0
-    for (pk, _), count in zip(rows, counts.tolist(), strict=True):
-        if count > 1:  # the first vector is the whole exchange's
-            found[pk] = float(cosines[start + 1 : start + count].max())
-        start += count
-    return found
-
-
-# session pk -> (the session's history_revision when read, its vectors)
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()
 _lock = threading.Lock()
 
@@ -137,6 +118,9 @@ class Closeness:
     similarity: np.ndarray  # float32, -inf for the excluded
     standing: np.ndarray  # float32, (similarity - mean) / deviation over the episodes not excluded
     heads: np.ndarray  # float32, one row per id: the whole exchange's vector
+    #: The rows of the episodes compared by their passages too, for the
+    #: context to score their passages without reading them again.
+    rows: PassageRows = field(default_factory=lambda: PassageRows.read((), np.zeros(1, dtype=np.float32)))
 
     @classmethod
     def of(
@@ -144,16 +128,19 @@ class Closeness:
         known: SessionVectors,
         vector: np.ndarray,
         exclude_ids: Iterable[int],
-        passages: dict[int, float] | None = None,
+        rows: PassageRows | None = None,
+        whole: np.ndarray | None = None,
     ) -> Closeness:
-        """``passages``: the closest passage's cosine of the episodes
-        compared by their passages too (``passage_closeness``). Their
-        closeness is the mean of their whole exchange's and their closest
-        vector's; the others', their whole exchange's. The closest alone
-        would favour episodes with many passages, each one more draw at
-        matching by chance; the whole exchange's half keeps the rest of the
-        episode in the score (bench/retrieval_rankings.py)."""
-        similarity = known.heads @ vector.astype(np.float32)
+        """``rows``: those of the episodes compared by their passages too
+        (``PassageRows``). Their closeness is the mean of their whole
+        exchange's and their closest vector's; the others', their whole
+        exchange's. The closest alone would favour episodes with many
+        passages, each one more draw at matching by chance; the whole
+        exchange's half keeps the rest of the episode in the score
+        (bench/retrieval_rankings.py). ``whole``: ``known.heads @ vector``
+        when the caller has it already."""
+        similarity = known.heads @ vector.astype(np.float32) if whole is None else whole.copy()
+        passages = rows.closest_passages() if rows is not None else {}
         if passages and len(known.ids):
             wanted = np.fromiter(passages, dtype=np.int64, count=len(passages))
             closest = np.fromiter(passages.values(), dtype=np.float32, count=len(passages))
@@ -170,7 +157,9 @@ class Closeness:
             # One episode, or all alike: none stands out.
             if deviation > 1e-6:
                 standing = (similarity - float(compared.mean())) / deviation
-        return cls(known.ids, known.tokens, similarity, standing, known.heads)
+        if rows is None:
+            return cls(known.ids, known.tokens, similarity, standing, known.heads)
+        return cls(known.ids, known.tokens, similarity, standing, known.heads, rows)
 
     def nearest(self, limit: int) -> list[Neighbour]:
         """At most ``limit`` episodes, closest first; never an excluded one."""
@@ -237,8 +226,9 @@ def closeness(
     vector = vector.astype(np.float32)
     excluded = list(exclude_ids)
     count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
-    candidates = _candidates(known, known.heads @ vector, excluded, also, count)
-    return Closeness.of(known, vector, excluded, passage_closeness(candidates, vector))
+    whole = known.heads @ vector
+    candidates = _candidates(known, whole, excluded, also, count)
+    return Closeness.of(known, vector, excluded, PassageRows.read(candidates, vector), whole)
 
 
 def _candidates(

@@ -69,11 +69,13 @@ def stored_passages(
     found = {}
     for pk, blob, span_blob in rows:
         matrix, _ = to_matrix([blob])
-        if not len(matrix):
-            continue
-        spans = spans_of(span_blob)
-        passages = matrix[1:]
-        found[pk] = StoredPassages(
-            matrix[0], passages, spans if len(spans) == len(passages) and len(spans) else None
-        )
+        if len(matrix):
+            found[pk] = passages_of(matrix, span_blob)
     return found
+
+
+def passages_of(matrix: np.ndarray, span_blob: bytes | memoryview | None) -> StoredPassages:
+    """One episode's row, its vectors already read as ``matrix`` (at least one)."""
+    spans = spans_of(span_blob)
+    passages = matrix[1:]
+    return StoredPassages(matrix[0], passages, spans if len(spans) == len(passages) and len(spans) else None)

@@ -49,9 +49,10 @@ about than summaries of the same size.
 Cost does not grow with the session: the recent episodes, the summary
 chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
 episodes the digest quotes are one query of index probes; the retrieval is
-bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and the ranked episodes (as
-many as ``sources.retrieval_depth``) are read with their marked words and
-stored vectors in three queries.
+bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and of the ranked episodes (as
+many as ``sources.retrieval_depth``) those that may clear the floor are read
+with their marked words in two queries; their stored vectors are those
+retrieval read for its candidates (``summaries.context.retrieved``).
 """
 
 from __future__ import annotations

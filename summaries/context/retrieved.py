@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sessions_app import semantic, shared_memory
+from django.conf import settings
+
+from sessions_app import relevance, semantic, shared_memory
 from sessions_app.excerpts import Text, passage_evidence
 from sessions_app.retrieval import PendingRanking, meaning_text
 from sessions_app.search import Hit
@@ -21,6 +23,9 @@ from summaries.context.selection import select
 
 if TYPE_CHECKING:
     from summaries.context.lent import Borrowed
+
+#: Cosine a bound is raised by before it is compared with the floor.
+MARGIN = 1e-4
 
 
 def needs_no_memory(question: str, pending: PendingRanking) -> bool:
@@ -35,6 +40,31 @@ def needs_no_memory(question: str, pending: PendingRanking) -> bool:
     else:
         return False
     return small_talk.is_small_talk(question, vector)
+
+
+def cannot_clear(hits: list[Hit], pending: PendingRanking) -> set[int]:
+    """The ranked exchanges none of whose passages can clear
+    ``CONTEXT_RELEVANCE_FLOOR``, told without reading them: the evidence of
+    a passage (``sessions_app.relevance``) is at most the highest cosine of
+    any of its exchange's stored vectors (retrieval compared them: ``rows``)
+    plus the weight of every term of the question the exchange may hold
+    (``Ranking.most_weight``). An exchange whose rows retrieval did not read
+    is not judged here."""
+    closeness = pending.closeness
+    if closeness is None or pending.vector is None:
+        return set()
+    floor = settings.CONTEXT_RELEVANCE_FLOOR
+    ranking = pending.ranking
+    hopeless = set()
+    for hit in hits:
+        best = closeness.rows.best_cosine(hit.episode_id)
+        if best is None:
+            continue
+        words = ranking.most_weight(hit.episode_id) if ranking is not None else 0.0
+        # The margin covers the rounding of a cosine computed in another product.
+        if relevance.of(max(best, relevance.UNKNOWN_CLOSENESS), words) + MARGIN < floor:
+            hopeless.add(hit.episode_id)
+    return hopeless
 
 
 @dataclass(slots=True)
@@ -60,15 +90,18 @@ def retrieved_pieces(
 ) -> tuple[list[Piece], Chosen]:
     """The retrieved exchanges' pieces, best first, with their texts
     (whole, or by the passages ``selection.select`` chose), and what was
-    chosen. Reads the ranked exchanges (as many as ``retrieval_depth``
-    ranked: bounded) in one query, their marked words and stored vectors in two;
+    chosen. Reads the ranked exchanges that may clear the floor
+    (``cannot_clear``; as many as ``retrieval_depth`` ranked at most:
+    bounded) in one query and their marked words in another; their stored
+    vectors are those retrieval read (another query only for any it did not);
     ``lent`` (a shared session's): the hits of the person's other chats
     among ``hits``, read in one more query (``sessions_app.shared_memory``)."""
     chosen = Chosen()
     if not hits:
         return [], chosen
+    hopeless = cannot_clear(hits, pending) if pending is not None else set()
     lent_ids = set(lent.ranked.sessions) if lent else set()
-    own_ids = [hit.episode_id for hit in hits if hit.episode_id not in lent_ids]
+    own_ids = [hit.episode_id for hit in hits if hit.episode_id not in lent_ids | hopeless]
     chosen.texts = sources.episode_texts(session_pk, own_ids)
     titles: dict[int, str] = {}
     if lent and lent_ids:
@@ -80,6 +113,7 @@ def retrieved_pieces(
         vector = lent.vector
     sizes = {hit.episode_id: hit.token_count for hit in hits}
     ranking = pending.ranking if pending is not None else None
+    rows = pending.closeness.rows if pending is not None and pending.closeness is not None else None
     texts = {pk: Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()}
     evidence = passage_evidence(
         texts=[text for pk, text in texts.items() if pk not in titles],
@@ -87,6 +121,7 @@ def retrieved_pieces(
         idf=ranking.idf if ranking else {},
         vector=vector,
         sizes=sizes,
+        rows=rows,
     )
     if titles and lent is not None:
         # Their words weigh as the person's chats weigh them, not as this one does.
@@ -97,10 +132,13 @@ def retrieved_pieces(
             vector=vector,
             sizes=sizes,
         )
-    # Gone since it was ranked: nothing to quote.
-    ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]
+    # Gone since it was ranked: nothing to quote. Those that cannot clear the
+    # floor keep their place: a passage's score counts its exchange's rank.
+    ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts or hit.episode_id in hopeless]
     picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=label_tokens)
-    chosen.below_floor, chosen.above_floor = picked.below_floor, picked.above_floor
+    below = hopeless | set(picked.below_floor)
+    chosen.below_floor = [pk for pk in ranked if pk in below]
+    chosen.above_floor = picked.above_floor
     pieces = []
     for quote in [*picked.quotes, *picked.spare]:
         exchange, created = chosen.texts[quote.episode_id]
