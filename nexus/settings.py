@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "nexus.shared_store",
     "sessions_app",
+    "notes",
     "summaries",
 ]
 

@@ -40,6 +40,7 @@ from summaries import run_state, selectors
 from summaries.curation import check_replace_curated
 from summaries.model_cap import check_model_call_allowed
 from summaries.models import Summary
+from summaries.note_tasks import queue_note_extraction
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
 
 logger = logging.getLogger("nexus.summarization")
@@ -186,6 +187,8 @@ def request_run_now(
     # Whether vectors are written at all: no query of its own.
     if embeds and embedding_due(gate.episode_count, batch=batch):
         queue_embedding(session_pk)
+    if embeds and not force:  # once per write: what the user said may hold a note
+        queue_note_extraction(session_pk)
     if not (force or (gate.fires and not gate.deferred)):
         return False
     if force:

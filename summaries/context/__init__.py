@@ -6,6 +6,9 @@ The prompt::
 
     User Question: {question}
 
+    What the user has asked you to keep in mind:
+    - {the notes about the person, within CONTEXT_NOTES_SHARE: notes.context}
+
     Conversation Summary (earlier context):
     [8 May 2023 – 12 June 2023] {summary rows, oldest first, then the digest of uncovered episodes}
 
@@ -63,6 +66,7 @@ from typing import Any
 
 from django.conf import settings
 
+from notes.context import NotesBlock, notes_block
 from sessions_app.models import ChatSession
 from sessions_app.question_dates import date_lift
 from sessions_app.retrieval import begin_ranking
@@ -79,6 +83,7 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
+from summaries.context.notes_section import with_notes
 from summaries.context.retrieved import Chosen, needs_no_memory, retrieved_pieces
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
@@ -132,6 +137,7 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     retrieved_by_rank: list[int] = field(default_factory=list)
+    notes: list[int] = field(default_factory=list)  # the notes about the person it carries
     # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
     whole: bool = False
     # The question needs no memory (small talk): nothing earlier was offered, so the summaries
@@ -149,6 +155,7 @@ class ContextResult:
             "below_floor": [],
             "recent": [],
             "summaries_before_episode": None,
+            "notes": [],
         }
     )
 
@@ -165,6 +172,7 @@ class ContextResult:
             "retrieved": list(self.retrieved),
             "recent": list(self.recent),
             "digest": list(self.digest),
+            "notes": list(self.notes),
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
@@ -185,8 +193,24 @@ def build_context(
 
     ``ContextTooLarge`` when the question and the fixed text alone exceed
     the budget: no prompt over budget is ever built.
+
+    The notes the session can see come right after the question, within
+    their share of the budget; the rest is assembled in what they leave.
     """
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
+    block = notes_block(session=session, question=question, budget=budget)
+    if not block.text:
+        return with_notes(_assemble(session, question, budget, asked_at), block, question)
+    try:
+        result = _assemble(session, question, budget - block.tokens, asked_at)
+    except ContextTooLarge:  # the question alone needs what the notes would take
+        block = NotesBlock(omitted=block.ids + block.omitted)
+        result = _assemble(session, question, budget, asked_at)
+    return with_notes(result, block, question, budget=budget)
+
+
+def _assemble(session: ChatSession, question: str, budget: int, asked_at: datetime | None) -> ContextResult:
+    """The context without the notes, within ``budget``."""
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
     # Retrieval begins first, when the counters say the session is longer
