@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from notes.context import terms
 from notes.extraction_prompt import notes_prompt, parse_reply
@@ -63,9 +63,12 @@ def _one_pass(session_pk: int) -> Extracted:
     session = ChatSession.objects.filter(pk=session_pk).first()
     if session is None:
         return Extracted()
-    cursor, _ = NoteCursor.objects.get_or_create(session_id=session_pk)
+    cursor = (
+        NoteCursor.objects.filter(session_id=session_pk).values_list("through_episode_id", flat=True).first()
+    )
+    through = cursor or 0
     episodes = list(
-        Episode.objects.after(session_pk, cursor.through_episode_id)
+        Episode.objects.after(session_pk, through)
         .order_by("pk")
         .values_list("pk", "user_input", "response")[:BATCH_EPISODES]
     )
@@ -86,12 +89,19 @@ def _one_pass(session_pk: int) -> Extracted:
             for pk, user_input, _ in episodes
             for s in statements(user_input)
         ]
-    with transaction.atomic():
-        # Stored once: a cursor moved by another pass meanwhile means its notes are in.
-        moved = NoteCursor.objects.filter(
-            session_id=session_pk, through_episode_id=cursor.through_episode_id
-        ).update(through_episode_id=episodes[-1][0])
-        made = notes_apply(session=session, found=found) if moved else []
+    try:
+        with transaction.atomic():
+            # Stored once: a cursor moved by another pass meanwhile means its notes are in.
+            if cursor is None:
+                NoteCursor.objects.create(session_id=session_pk, through_episode_id=episodes[-1][0])
+                moved = 1
+            else:
+                moved = NoteCursor.objects.filter(session_id=session_pk, through_episode_id=through).update(
+                    through_episode_id=episodes[-1][0]
+                )
+            made = notes_apply(session=session, found=found) if moved else []
+    except IntegrityError:  # another pass made the cursor first (or the session is gone)
+        return Extracted()
     return Extracted(notes=made, episodes=len(episodes))
 
 
