@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 
 NOTE_MAX_CHARS = 500
 
@@ -16,13 +16,11 @@ class NoteQuerySet(models.QuerySet):
         """The notes a context of ``session`` carries: with shared memory the
         owner's shared notes of the same end user; a session-scoped session
         sees only its own notes (it reads and lends nothing)."""
-        if getattr(session, "memory_scope", Note.Scope.SESSION) == Note.Scope.SHARED:
+        if session.memory_scope == MemoryScope.SHARED:
             return self.filter(
-                owner_id=session.owner_id,
-                end_user=getattr(session, "end_user", ""),
-                memory_scope=Note.Scope.SHARED,
+                owner_id=session.owner_id, end_user=session.end_user, memory_scope=MemoryScope.SHARED
             )
-        return self.filter(session_id=session.pk, memory_scope=Note.Scope.SESSION)
+        return self.filter(session_id=session.pk, memory_scope=MemoryScope.SESSION)
 
     def of_owner(self, user, end_user: str | None = None) -> NoteQuerySet:
         """``user``'s own notes; ``end_user`` None: every end user's."""
@@ -36,14 +34,12 @@ class Note(models.Model):
         PREFERENCE = "preference", "Preference"
         FACT = "fact", "Fact"
 
-    class Scope(models.TextChoices):
-        SESSION = "session", "This chat only"
-        SHARED = "shared", "Shared"
+    Scope = MemoryScope
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes")
     # The client's own id for the person served; empty: the owner in person.
-    end_user = models.CharField(max_length=200, blank=True, default="")
-    memory_scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.SHARED)
+    end_user = models.CharField(max_length=END_USER_MAX_CHARS, blank=True, default="")
+    memory_scope = models.CharField(max_length=8, choices=MemoryScope.choices, default=MemoryScope.SHARED)
     # Set only for a note of a session-scoped session: it belongs to that session alone.
     session = models.ForeignKey(
         ChatSession, null=True, blank=True, on_delete=models.CASCADE, related_name="notes"

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from notes.models import NOTE_MAX_CHARS, Note, NoteRevision
-from sessions_app.models import ChatSession
+from sessions_app.models import END_USER_MAX_CHARS, ChatSession
 
 
 class NoteInvalid(ValueError):
@@ -69,11 +69,11 @@ def note_create(
     sessions of ``end_user``, or, with a session-scoped ``session``, that
     session's alone."""
     kind, text = clean_kind(kind), clean_text(text)
-    if len(end_user) > 200:
+    if len(end_user) > END_USER_MAX_CHARS:
         raise NoteInvalid("end_user", "end_user can be at most 200 characters long.")
-    scoped = session is not None and getattr(session, "memory_scope", Note.Scope.SESSION) != Note.Scope.SHARED
+    scoped = session is not None and session.memory_scope != Note.Scope.SHARED
     if session is not None:
-        end_user = getattr(session, "end_user", "")
+        end_user = session.end_user
     return Note.objects.create(
         owner=owner,
         end_user=end_user,
@@ -114,7 +114,7 @@ def notes_apply(*, session: ChatSession, found: Sequence[Found]) -> list[Note]:
     if not found:
         return []
     visible = Note.objects.visible_in(session)
-    shared = getattr(session, "memory_scope", Note.Scope.SESSION) == Note.Scope.SHARED
+    shared = session.memory_scope == Note.Scope.SHARED
     changed: list[Note] = []
     with transaction.atomic():
         held = {note.pk: note for note in visible.select_for_update()}
@@ -133,7 +133,7 @@ def notes_apply(*, session: ChatSession, found: Sequence[Found]) -> list[Note]:
                 continue
             note = Note.objects.create(
                 owner_id=session.owner_id,
-                end_user=getattr(session, "end_user", ""),
+                end_user=session.end_user,
                 memory_scope=Note.Scope.SHARED if shared else Note.Scope.SESSION,
                 session=None if shared else session,
                 source_episode_id=item.episode_id,
