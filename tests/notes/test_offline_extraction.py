@@ -14,17 +14,6 @@ from tests.factories import ChatSessionFactory, EpisodeFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def write(django_capture_on_commit_callbacks):
-    """An episode write, its after-commit work (the extraction task) run as after a real commit."""
-
-    def write(session, user_input, response="Noted."):
-        with django_capture_on_commit_callbacks(execute=True):
-            return EpisodeFactory(session=session, user_input=user_input, response=response)
-
-    return write
-
-
 @pytest.mark.parametrize(
     ("message", "kind", "text"),
     [
