@@ -37,4 +37,5 @@ urlpatterns = [
     re_path(r"^(?:api|v1)/", unknown_api_address, name="unknown-api-address"),
     path("", include("sessions_app.urls")),
     path("", include("summaries.page_urls")),
+    path("", include("notes.urls")),
 ]

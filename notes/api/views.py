@@ -26,6 +26,9 @@ from sessions_app.selectors import session_for_user
 END_USER_PARAM = OpenApiParameter(
     "end_user", OpenApiTypes.STR, description="Only this end user's notes (empty: the owner in person's)."
 )
+SOURCE_PARAM = OpenApiParameter(
+    "source_episode", OpenApiTypes.INT, description="Only the notes this exchange made (by episode id)."
+)
 NOT_FOUND = "No such note."
 
 
@@ -45,10 +48,16 @@ class NoteListView(generics.ListCreateAPIView):
     pagination_class = SessionPagination
 
     def get_queryset(self) -> QuerySet[Note]:
-        end_user = self.request.query_params.get("end_user")
-        return note_list(user=self.request.user, end_user=end_user).select_related("session").order_by("pk")
+        params = self.request.query_params
+        notes = note_list(user=self.request.user, end_user=params.get("end_user"))
+        source = params.get("source_episode")
+        if source is not None:
+            if not source.isascii() or not source.isdigit() or len(source) > 18:
+                raise ValidationError({"source_episode": "An episode id."})
+            notes = notes.filter(source_episode_id=int(source))
+        return notes.select_related("session").order_by("pk")
 
-    @extend_schema(summary="The caller's notes", parameters=[END_USER_PARAM])
+    @extend_schema(summary="The caller's notes", parameters=[END_USER_PARAM, SOURCE_PARAM])
     def get(self, request: Request, *args, **kwargs) -> Response:
         return super().get(request, *args, **kwargs)
 
