@@ -30,8 +30,7 @@ class NoteAdmin(admin.ModelAdmin):
     search_fields = ("text", "end_user", "owner__username")
     fields = ("kind", "text", "owner", "end_user", "memory_scope", "session", "source_episode", "curated",
               "created_at", "updated_at")  # fmt: skip
-    readonly_fields = ("owner", "end_user", "memory_scope", "session", "source_episode", "curated", "created_at",
-                       "updated_at")  # fmt: skip
+    readonly_fields = fields[2:]
     inlines = [NoteRevisionInline]
 
     def has_add_permission(self, request: Any) -> bool:

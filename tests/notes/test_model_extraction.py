@@ -34,7 +34,7 @@ def test_good_reply_stores_each_note_charged_to_the_owner(shared, model, owner, 
         "ok",
         answers=[
             json.dumps([
-                {"kind": "instruction", "text": "Always include version numbers for dependencies.", "replaces": None},
+                {"kind": "instruction", "text": "Always include version numbers for dependencies."},
                 {"kind": "preference", "text": "I prefer short answers.", "replaces": None},
             ])
         ],

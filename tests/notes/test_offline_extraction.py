@@ -9,7 +9,7 @@ from notes.models import Note, NoteRevision
 from notes.rules import statements
 from sessions_app.services import session_delete
 from summaries.context import build_context
-from tests.factories import ChatSessionFactory, EpisodeFactory
+from tests.factories import ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
 
