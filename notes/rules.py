@@ -31,7 +31,8 @@ _INTRODUCES = re.compile(
 )
 _LEAD = (
     r"^(?:(?:ok(?:ay)?|oh|also|and|but|so|btw|by the way|one more thing|just so you know|actually|"
-    r"no|sorry|correction|wait|well|hi|hey|hello|thanks|thank you)[,:!]?\s+)*"
+    r"no|sorry|correction|wait|well|hi|hey|hello|thanks|thank you|"
+    r"one (?:more )?(?:standing )?(?:request|thing|rule)|a standing (?:request|rule))[,:!]?\s+)*"
 )
 
 
@@ -53,7 +54,17 @@ RULES = (
         r"for (?:all )?future (?:answers|replies|questions)|whenever i (?:ask|want|say)|"
         r"every time i (?:ask|say)|each time i ask|when(?:ever)? i ask (?:you )?(?:about|for)|"
         r"(?:please\s+)?remember to|(?:please\s+)?make sure (?:you )?(?:always|never)|"
-        r"(?:please\s+)?(?:do not|don't) ever|(?:please\s+)?stop (?:using|saying|adding))\b",
+        r"(?:please\s+)?(?:do not|don't) ever|(?:please\s+)?stop (?:using|saying|adding)|"
+        # "When you suggest a library, tell me its licence too."
+        r"when(?:ever)? you (?:suggest|recommend|propose|write|give|answer|reply|show|mention)|"
+        # "For anything longer than a screen, open with ...", "Anything that goes into the docs should ..."
+        r"for (?:anything|any|every|all) [^,]{3,60},|"
+        r"(?:anything|everything|every \w+|all \w+) [^,]{0,60}\bshould\b)",
+    ),
+    # "My terminal runs zsh, so please write every command for that shell."
+    _rule(
+        "instruction",
+        r".*?\b(?:i|my)\b.*\bso (?:please )?(?:always )?(?:write|use|give|convert|answer|reply|format|put)\b",
     ),
     _rule("fact", r"(?:please\s+)?(?:remember|keep in mind|note|don't forget) that\b"),
     _rule("fact", r"(?:please\s+)?(?:remember|keep in mind):?\s+(?:i|my|i'm|i am)\b"),
