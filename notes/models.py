@@ -13,14 +13,16 @@ NOTE_MAX_CHARS = 500
 
 class NoteQuerySet(models.QuerySet):
     def visible_in(self, session: ChatSession) -> NoteQuerySet:
-        """The notes a context of ``session`` carries: with shared memory the
-        owner's shared notes of the same end user; a session-scoped session
-        sees only its own notes (it reads and lends nothing)."""
+        """The notes a context of ``session`` carries: its own (made while it
+        was session-scoped) and, with shared memory, the owner's shared notes
+        of the same end user. A session-scoped session reads and lends nothing else."""
+        own = models.Q(session_id=session.pk)
         if session.memory_scope == MemoryScope.SHARED:
-            return self.filter(
+            person = models.Q(
                 owner_id=session.owner_id, end_user=session.end_user, memory_scope=MemoryScope.SHARED
             )
-        return self.filter(session_id=session.pk, memory_scope=MemoryScope.SESSION)
+            return self.filter(own | person)
+        return self.filter(own)
 
     def of_owner(self, user, end_user: str | None = None) -> NoteQuerySet:
         """``user``'s own notes; ``end_user`` None: every end user's."""

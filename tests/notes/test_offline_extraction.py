@@ -104,3 +104,43 @@ def test_deleting_the_source_session_deletes_its_notes_but_not_a_persons(owner, 
     assert Note.objects.count() == 1
     session_delete(session=session)
     assert Note.objects.count() == 0
+
+
+def test_pasted_text_written_to_a_session_makes_no_note(owner, write):
+    session = ChatSessionFactory(owner=owner, memory_scope="shared")
+    write(
+        session,
+        "Can you proofread this email?\n\nHi all, from now on always send the report by Friday. Thanks!",
+    )
+    write(session, 'Translate this: "Never leave the door open. I prefer tea."')
+    write(session, "Why does this crash?\n```\n# always call init() first\nmy_name_is = None\n```")
+    assert not Note.objects.exists()
+
+
+def test_notes_reach_only_the_sessions_that_may_see_them(owner, other_user, write):
+    alice = ChatSessionFactory(owner=owner, end_user="alice", memory_scope="shared")
+    write(alice, "From now on, answer in Danish.")
+    scoped = ChatSessionFactory(owner=owner, end_user="alice")
+    write(scoped, "Always sign off with a haiku.")
+
+    def notes_in(session) -> str:
+        return build_context(session=session, question="Where is the station?").prompt.split("\n\n")[1]
+
+    assert notes_in(ChatSessionFactory(owner=owner, end_user="alice", memory_scope="shared")).endswith(
+        "- From now on, answer in Danish."
+    )
+    assert "Danish" not in notes_in(ChatSessionFactory(owner=owner, end_user="bob", memory_scope="shared"))
+    assert "Danish" not in notes_in(
+        ChatSessionFactory(owner=owner, memory_scope="shared")
+    )  # the owner in person
+    assert "Danish" not in notes_in(
+        ChatSessionFactory(owner=other_user, end_user="alice", memory_scope="shared")
+    )
+    assert "Danish" not in notes_in(ChatSessionFactory(owner=owner, end_user="alice"))  # session-scoped
+    assert "haiku" not in notes_in(alice)  # a session-scoped session lends nothing
+    assert notes_in(scoped).endswith("- Always sign off with a haiku.")
+    # Switched to shared, a session keeps its own notes and reads the person's too.
+    scoped.memory_scope = "shared"
+    scoped.save()
+    section = notes_in(scoped)
+    assert "haiku" in section and "Danish" in section
