@@ -129,3 +129,21 @@ def statements(message: str) -> list[Statement]:
                 found.append(Statement(rule.kind, text if text[-1] in ".!" else text + ".", rule.slot))
                 break
     return found
+
+
+# Words without which a message states no note: a cheap test made at the write (no query), so the
+# extraction (a model call with a model backend) is sent only for a message that may hold one.
+_CUE = re.compile(
+    r"\b(?:always|never|from now on|going forward|in (?:the )?future|i prefer|i'd prefer|i'd rather|"
+    r"i would rather|remember|keep in mind|call me|my name|allerg\w*|intoleran\w*|whenever|every time|"
+    r"each time|i live|i work|i'm a|i am a|vegetarian|vegan|favou?rite|so please|years old|based in|moved to|"
+    r"i (?:really )?(?:like|love|hate|enjoy|dislike)|can't stand|"
+    r"my (?:wife|husband|partner|son|daughter|kids?|children|dog|cat|birthday|time ?zone|job))\b",
+    re.I,
+)
+
+
+def may_state_note(message: str) -> bool:
+    """Whether the user's ``message`` may state a note: a cue word most
+    statements hold, or one the rules find."""
+    return bool(_CUE.search(own_voice(message).replace("’", "'"))) or bool(statements(message))

@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from notes.context import terms
 from notes.extraction_prompt import notes_prompt, parse_reply
 from notes.models import Note, NoteCursor
-from notes.rules import statements
+from notes.rules import may_state_note, statements
 from notes.services import Found, notes_apply
 from sessions_app.models import ChatSession, Episode
 from summaries.inference import InferenceError, get_client
@@ -33,8 +33,10 @@ from summaries.runner.calls import CallSpan, call_model
 
 logger = logging.getLogger("nexus.notes")
 
-# Episodes read per pass (one model call); a longer backlog takes several passes.
+# Messages that may state a note read per pass (one model call), among at most READ_EPISODES
+# exchanges; a longer backlog takes several passes.
 BATCH_EPISODES = 10
+READ_EPISODES = 100
 # The share of a model note's words the user must have said, so the model cannot add its own.
 GROUNDING = 0.5
 
@@ -42,8 +44,8 @@ GROUNDING = 0.5
 @dataclass
 class Extracted:
     notes: list[Note] = field(default_factory=list)
-    episodes: int = 0
     deferred: bool = False
+    more: bool = False  # episodes past what this pass read are left
 
 
 def extract_notes(*, session_pk: int, max_passes: int = 20) -> Extracted:
@@ -52,9 +54,8 @@ def extract_notes(*, session_pk: int, max_passes: int = 20) -> Extracted:
     for _ in range(max_passes):
         done = _one_pass(session_pk)
         total.notes += done.notes
-        total.episodes += done.episodes
         total.deferred = done.deferred
-        if done.deferred or done.episodes < BATCH_EPISODES:
+        if not done.more:
             break
     return total
 
@@ -67,15 +68,20 @@ def _one_pass(session_pk: int) -> Extracted:
         NoteCursor.objects.filter(session_id=session_pk).values_list("through_episode_id", flat=True).first()
     )
     through = cursor or 0
-    episodes = list(
+    rows = list(
         Episode.objects.after(session_pk, through)
         .order_by("pk")
-        .values_list("pk", "user_input", "response")[:BATCH_EPISODES]
+        .values_list("pk", "user_input", "response")[:READ_EPISODES]
     )
-    if not episodes:
+    if not rows:
         return Extracted()
-    client = get_client()
-    if counts_against_cap(client):
+    # Only the user's messages that may state a note are read for one (the same test the write made).
+    episodes = [row for row in rows if may_state_note(row[1])][:BATCH_EPISODES]
+    covered = episodes[-1][0] if len(episodes) == BATCH_EPISODES else rows[-1][0]
+    more = len(episodes) == BATCH_EPISODES or len(rows) == READ_EPISODES
+    if not episodes:
+        found: list[Found] = []
+    elif counts_against_cap(client := get_client()):
         if model_call_wait(session.owner_id) is not None:
             return Extracted(deferred=True)
         try:
@@ -93,16 +99,16 @@ def _one_pass(session_pk: int) -> Extracted:
         with transaction.atomic():
             # Stored once: a cursor moved by another pass meanwhile means its notes are in.
             if cursor is None:
-                NoteCursor.objects.create(session_id=session_pk, through_episode_id=episodes[-1][0])
+                NoteCursor.objects.create(session_id=session_pk, through_episode_id=covered)
                 moved = 1
             else:
                 moved = NoteCursor.objects.filter(session_id=session_pk, through_episode_id=through).update(
-                    through_episode_id=episodes[-1][0]
+                    through_episode_id=covered
                 )
             made = notes_apply(session=session, found=found) if moved else []
-    except IntegrityError:  # another pass made the cursor first (or the session is gone)
+    except IntegrityError:  # another pass made the cursor first (or the session or an episode is gone)
         return Extracted()
-    return Extracted(notes=made, episodes=len(episodes))
+    return Extracted(notes=made, more=bool(moved) and more)
 
 
 def _by_model(client, session: ChatSession, episodes: list[tuple[int, str, str]]) -> list[Found]:
