@@ -26,9 +26,12 @@ session list is timed for A (ten sessions, two of them long) against D (ten
 short ones). Prints both medians and the ratio for each read; the worst
 ratio (goal: at most 1.3). Then the search across sessions (``/api/search/``)
 of E (30,000 sessions) and of a staff member who may read every session,
-each against D's (ten), and their worst ratio (goal: at most 1.5).
+each against D's (ten), and their worst ratio (goal: at most 1.5). Last, a
+shared session's context for a person with 1,000 shared sessions of 100
+episodes against one with 10 (``bench/shared_layout.py``; goal at most 1.5);
+``--only-shared`` builds and times that row alone.
 
-    .venv/bin/python bench/read_scaling.py [--runs 150]
+    .venv/bin/python bench/read_scaling.py [--runs 150] [--only-shared]
 
 ``BENCH_DATABASE_URL`` (default ``nexus_read_bench``; the layout is built once
 and reused), ``BENCH_BROKER_URL`` (default Redis db 5).
@@ -59,6 +62,7 @@ from django.contrib.auth.models import Permission  # noqa: E402
 from django.db import connection  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
+from bench import shared_layout  # noqa: E402
 from sessions_app.models import ChatSession  # noqa: E402
 
 BATCH = 500
@@ -276,7 +280,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=150)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--only-shared", action="store_true", help="only the shared-memory row")
     args = parser.parse_args()
+    if args.only_shared:
+        with gunicorn() as port:
+            shared_layout.build_people(port, user_headers, episode, give_vectors)
+            _drop_queued_tasks()
+            connection.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            print(f"{'read':<36} {'small ms':>9} {'large ms':>9} {'ratio':>6}")
+            time_pairs(conn, shared_layout.shared_cases(user_headers, QUESTION), args, 1.5)
+        return
 
     a, b, d = user_headers("bench-a"), user_headers("bench-b"), user_headers("bench-d")
     e, staff = user_headers("bench-e"), staff_headers()
@@ -318,6 +332,10 @@ def main() -> None:
             args,
             1.5,
         )
+        shared_layout.build_people(port, user_headers, episode, give_vectors)
+        connection.close()
+        print("\nshared memory: a person's 1,000 shared sessions against 10")
+        time_pairs(conn, shared_layout.shared_cases(user_headers, QUESTION), args, 1.5)
         conn.close()
 
 

@@ -4,7 +4,7 @@ been read, so they follow it as every other setting does."""
 
 from __future__ import annotations
 
-from nexus.env import env_float, env_identifier, env_int, env_optional_int
+from nexus.env import env_choice, env_float, env_identifier, env_int, env_optional_int
 
 SUMMARY_THRESHOLD_TOKENS = env_int("SUMMARY_THRESHOLD_TOKENS", 200, minimum=0)
 SUMMARY_MAX_TOKENS = env_int("SUMMARY_MAX_TOKENS", 800, minimum=1)
@@ -53,3 +53,7 @@ UTILITY_CALLS_PER_USER_HOUR = env_optional_int("UTILITY_CALLS_PER_USER_HOUR", mi
 # The most of a context's budget the notes about the person take, right after the question
 # (notes.context): instructions first, then preferences, then facts ranked by the question.
 CONTEXT_NOTES_SHARE = env_float("CONTEXT_NOTES_SHARE", 0.15, minimum=0.0, maximum=1.0)
+# The memory scope of a session made on the chat pages (the API's default is "session": an
+# application serving many people opts in). "shared": it reads from and lends to the person's
+# other shared chats (sessions_app.shared_memory); "session": its own episodes only.
+SESSION_MEMORY_DEFAULT = env_choice("SESSION_MEMORY_DEFAULT", "shared", ("shared", "session"))

@@ -77,17 +77,21 @@ class ChatSessionAdmin(admin.ModelAdmin):
         "last_episode_id",
         "updated_at",
         "episodes_link",
+        # Whose memory: after the columns whose places sorting links name.
+        "end_user",
+        "memory_scope",
     )
     list_select_related = ("owner",)
-    search_fields = ("uuid", "title", "owner__username")
-    search_help_text = "Search by uuid, title or owner username."
-    list_filter = (ActivityFilter, OwnerFilter)
+    search_fields = ("uuid", "title", "owner__username", "end_user")
+    search_help_text = "Search by uuid, title, owner username or end user."
+    list_filter = (ActivityFilter, OwnerFilter, "memory_scope")
     ordering = ("-updated_at", "-pk")
     fields = (
         "uuid",
         "owner",
         "title",
         "metadata",
+        ("end_user", "memory_scope"),
         ("episode_count", "total_tokens", "last_episode_id"),
         "episodes_link",
         ("created_at", "updated_at"),
@@ -95,6 +99,10 @@ class ChatSessionAdmin(admin.ModelAdmin):
     readonly_fields = (
         "uuid",
         "owner",
+        # Changed through the API and the chat pages, whose checks (an end user
+        # only while the session is empty) the admin form would not apply.
+        "end_user",
+        "memory_scope",
         "episode_count",
         "total_tokens",
         "last_episode_id",

@@ -33,3 +33,10 @@ def exchanges_label(first: int, last: int) -> str:
 def episode_label(*, created_at: datetime, position: int) -> str:
     """``[8 May 2023 · #12]``: an exchange's day and its number in its session."""
     return f"[{day(created_at)} · #{position}]"
+
+
+def lent_episode_label(*, created_at: datetime, title: str, position: int) -> str:
+    """``[8 May 2023 · "Trip planning" #12]``: an exchange of another of the
+    person's chats, named by that chat's title."""
+    name = title.strip() or "Untitled chat"
+    return f'[{day(created_at)} · "{name}" #{position}]'

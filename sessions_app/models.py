@@ -65,6 +65,10 @@ class ChatSession(models.Model):
     # When the encoder last wrote this session's vectors or the sweep last
     # sent it the task: what is missing is sent again only once both are old.
     encoding_activity_at = models.DateTimeField(null=True, editable=False)
+    # Raised whenever an exchange is deleted or its text changes (a reply
+    # filled in): what a process keeps of the session's vectors, read under
+    # an older value, is read again (``sessions_app.semantic.neighbours``).
+    history_revision = models.PositiveIntegerField(default=0, db_default=0, editable=False)
 
     objects = ChatSessionQuerySet.as_manager()
 

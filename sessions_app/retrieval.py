@@ -98,12 +98,14 @@ class PendingRanking:
         closeness = semantic.closeness(
             session_pk=self.session.pk,
             newest_episode_id=self.session.cached_last_episode_id,
+            revision=self.session.history_revision,
             vector=self.vector.result(),
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,
             # Passages are compared for the question's candidates alone: its
             # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole exchanges.
             also=[hit.episode_id for hit in by_words],
+            stamp=(self.session.end_user, self.session.memory_scope),
         )
         return fuse(
             by_words, closeness, self.limit, by_meaning_alone=by_meaning_alone, varied=varied, lift=lift or {}

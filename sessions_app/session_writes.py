@@ -9,6 +9,8 @@ from django.db.models import Max, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from sessions_app import semantic
+from sessions_app.access import end_user_written
 from sessions_app.errors import EndUserLocked, SessionNotFound
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
@@ -22,8 +24,14 @@ def session_create(
     end_user: str = "",
     memory_scope: str = "session",
 ) -> ChatSession:
+    """A new session of ``owner`` (the request's user: a key bound to an end
+    user makes that end user's sessions only, ``end_user_written``)."""
     return ChatSession.objects.create(
-        owner=owner, title=title, metadata=metadata or {}, end_user=end_user, memory_scope=memory_scope
+        owner=owner,
+        title=title,
+        metadata=metadata or {},
+        end_user=end_user_written(owner, end_user, creating=True),
+        memory_scope=memory_scope,
     )
 
 
@@ -56,6 +64,10 @@ def session_update(
         raise SessionNotFound
     for name, value in changes.items():
         setattr(session, name, value)
+    if "end_user" in changes or "memory_scope" in changes:
+        # Whose memory it is changed: this process drops what it kept of the
+        # session at once (the others when they next read it: the kept copy's stamp).
+        semantic.forget(session.pk)
     return session
 
 

@@ -3,8 +3,9 @@
 Format ``nexus-transcript/2`` (UTF-8, one JSON object per line):
 
 - an optional header, first: ``{"type": "session", "format": "nexus-transcript/2",
-  "id": uuid, "title", "owner", "created_at", "metadata", "episode_count", "total_tokens"}``;
-  an import takes the title and metadata from it and ignores the rest;
+  "id": uuid, "title", "owner", "created_at", "metadata", "end_user", "memory_scope",
+  "episode_count", "total_tokens"}``; an import takes the title, metadata, end user and
+  memory scope from it (``"session"`` and no end user when absent) and ignores the rest;
 - then one line per episode, oldest first: ``{"position", "user_input",
   "response", "created_at", "metadata"}``. ``user_input`` and ``response``
   are required strings, as the API takes them (``user_input`` not empty,
@@ -42,7 +43,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from sessions_app.errors import EpisodeDateInvalid
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 from sessions_app.services import episodes_bulk_create, session_create
 from sessions_app.validation import created_at_problems, episode_problems, metadata_problem, text_problem
 
@@ -63,6 +64,8 @@ def session_header(session: ChatSession) -> dict[str, Any]:
         "owner": session.owner.get_username(),
         "created_at": session.created_at.isoformat(),
         "metadata": session.metadata,
+        "end_user": session.end_user,
+        "memory_scope": session.memory_scope,
         "episode_count": session.cached_episode_count,
         "total_tokens": session.cached_total_tokens,
     }
@@ -93,6 +96,8 @@ def export_lines(session: ChatSession, *, ids: list[int] | None = None) -> Itera
 class ParsedTranscript:
     title: str = ""
     metadata: dict = field(default_factory=dict)
+    end_user: str = ""
+    memory_scope: str = MemoryScope.SESSION
     episodes: list[dict[str, Any]] = field(default_factory=list)
     # The line number (from 1) of each of ``episodes``.
     episode_lines: list[int] = field(default_factory=list)
@@ -170,6 +175,16 @@ def _title(header: dict) -> str:
     return title
 
 
+def _whose(header: dict) -> tuple[str, str]:
+    """The header's end user and memory scope, checked as the API checks them."""
+    end_user, scope = header.get("end_user", ""), header.get("memory_scope", MemoryScope.SESSION)
+    if not isinstance(end_user, str) or len(end_user) > END_USER_MAX_CHARS or text_problem(end_user):
+        raise ValueError(f'"end_user" must be text of at most {END_USER_MAX_CHARS} characters')
+    if scope not in MemoryScope.values:
+        raise ValueError(f'"memory_scope" must be one of {", ".join(MemoryScope.values)}')
+    return end_user, scope
+
+
 def _date_errors(transcript: ParsedTranscript, *, now: datetime) -> list[tuple[int, str]]:
     """The episodes' dates as every write checks them (``created_at_problems``), by line number."""
     problems = created_at_problems([e["created_at"] for e in transcript.episodes], now=now)
@@ -219,6 +234,7 @@ def parse_transcripts(
                 _check_format(obj)
                 current.title = _title(obj)
                 current.metadata = _metadata(obj)
+                current.end_user, current.memory_scope = _whose(obj)
             elif kind == "episode":
                 current.episodes.append(_episode(obj))
                 current.episode_lines.append(number)
@@ -264,6 +280,8 @@ def transcript_import(*, owner: Any, transcript: ParsedTranscript, title: str | 
             owner=owner,
             title=(title if title is not None else transcript.title)[:200],
             metadata=transcript.metadata,
+            end_user=transcript.end_user,
+            memory_scope=transcript.memory_scope,
         )
         items = [
             {

@@ -17,4 +17,5 @@ urlpatterns = [
     path("", views.session_list, name="session-list"),
     path("sessions/<uuid:session_uuid>/rename/", views.session_rename, name="session-rename"),
     path("sessions/<uuid:session_uuid>/delete/", views.session_delete, name="session-delete"),
+    path("sessions/<uuid:session_uuid>/memory/", views.session_memory, name="session-memory"),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -19,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from nexus.web import not_found_as_404, with_csp
 from sessions_app import services
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, MemoryScope
 from sessions_app.selectors import session_for_user
 
 # The list page shows this many sessions, most recently active first.
@@ -27,10 +28,20 @@ SESSION_LIST_LIMIT = 100
 
 TITLE_MAX_CHARS = ChatSession._meta.get_field("title").max_length
 TITLE_TOO_LONG = f"A title can be at most {TITLE_MAX_CHARS} characters long."
+CHOOSE_MEMORY = "Choose what the chat remembers."
 
 
 class SessionTitleForm(forms.Form):
     title = forms.CharField(max_length=TITLE_MAX_CHARS, required=False, strip=True)
+
+
+class NewSessionForm(SessionTitleForm):
+    # Left out (an older page, a script): SESSION_MEMORY_DEFAULT.
+    memory_scope = forms.ChoiceField(choices=MemoryScope.choices, required=False)
+
+
+class MemoryScopeForm(forms.Form):
+    memory_scope = forms.ChoiceField(choices=MemoryScope.choices)
 
 
 @with_csp
@@ -38,11 +49,15 @@ class SessionTitleForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def session_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
-        form = SessionTitleForm(request.POST)
+        form = NewSessionForm(request.POST)
         if form.is_valid():
-            session = services.session_create(owner=request.user, title=form.cleaned_data["title"])
+            session = services.session_create(
+                owner=request.user,
+                title=form.cleaned_data["title"],
+                memory_scope=form.cleaned_data["memory_scope"] or settings.SESSION_MEMORY_DEFAULT,
+            )
             return redirect("session-chat", session_uuid=session.uuid)
-        messages.error(request, TITLE_TOO_LONG)
+        messages.error(request, TITLE_TOO_LONG if "title" in form.errors else CHOOSE_MEMORY)
         return redirect("session-list")
 
     # One query: the rows, their owners and their stats together.
@@ -60,8 +75,26 @@ def session_list(request: HttpRequest) -> HttpResponse:
             "more_sessions": len(rows) > SESSION_LIST_LIMIT,
             "session_list_limit": SESSION_LIST_LIMIT,
             "form": SessionTitleForm(),
+            "memory_default": settings.SESSION_MEMORY_DEFAULT,
         },
     )
+
+
+@with_csp
+@not_found_as_404
+@login_required
+@require_POST
+def session_memory(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
+    """The chat header's switch: what the chat remembers (``memory_scope``)."""
+    session = session_for_user(request.user, session_uuid, change=True)
+    form = MemoryScopeForm(request.POST)
+    if form.is_valid():
+        # No message on success: the switch itself shows the new state (a
+        # message would lie over the chat header until it fades).
+        services.session_update(session=session, memory_scope=form.cleaned_data["memory_scope"])
+    else:
+        messages.error(request, CHOOSE_MEMORY)
+    return redirect("session-chat", session_uuid=session.uuid)
 
 
 @with_csp

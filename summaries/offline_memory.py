@@ -15,10 +15,12 @@ from typing import Any
 
 from django.conf import settings
 
-from sessions_app.labels import episode_label
+from sessions_app import shared_memory
+from sessions_app.labels import episode_label, lent_episode_label
 from sessions_app.models import ChatSession
 from sessions_app.retrieval import begin_ranking
 from summaries.context import ContextResult
+from summaries.context.layout import Exchange
 from summaries.context.sources import episode_texts
 from summaries.extractive import parse_summary
 from summaries.inference import Completion
@@ -74,15 +76,21 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
         :SHOWN_EXCHANGES
     ]
     texts = episode_texts(session_pk, shown)
+    titles = _lent(session_pk, [pk for pk in shown if pk in context.other_sessions], texts)
     retrieved = []
     for pk in shown:
         if pk not in texts:
             continue  # deleted since the context was built
         exchange, created_at = texts[pk]
         reply = "" if is_offline_reply(exchange.response) else exchange.response
+        label = (
+            lent_episode_label(created_at=created_at, title=titles[pk], position=exchange.position)
+            if pk in titles
+            else episode_label(created_at=created_at, position=exchange.position)
+        )
         retrieved.append(
             {
-                "label": episode_label(created_at=created_at, position=exchange.position),
+                "label": label,
                 "text": nearest_sentences(exchange.user_input, asked, USER_SENTENCES),
                 "reply": nearest_sentences(reply, asked, REPLY_SENTENCES),
             }
@@ -176,3 +184,17 @@ def _clip(text: str, *, limit: int = TEXT_CHARACTERS) -> str:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
     return cut.removesuffix(ELLIPSIS).rstrip() + " " + ELLIPSIS
+
+
+def _lent(session_pk: int, ids: list[int], texts: dict) -> dict[int, str]:
+    """The exchanges of ``ids`` that the person's other shared chats lent,
+    read as the context read them (``shared_memory.lent_texts``) into
+    ``texts``; each one's chat title."""
+    if not ids:
+        return {}
+    session = ChatSession.objects.get(pk=session_pk)
+    titles = {}
+    for pk, (row, title, _) in shared_memory.lent_texts(session, ids).items():
+        texts[pk] = (Exchange(pk, row.user_input, row.response, row.position), row.created_at)
+        titles[pk] = title
+    return titles

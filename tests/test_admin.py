@@ -337,3 +337,13 @@ def test_episodes_are_read_only(staff_browser):
     assert staff_browser.post(delete_url, {"post": "yes"}).status_code == 403
     assert Episode.objects.get(pk=episode.pk).user_input == "original question"
     assert staff_browser.get(EPISODES_URL).context["action_form"] is None  # not even "delete selected"
+
+
+def test_session_list_shows_whose_memory_and_filters_by_scope(staff_browser):
+    shared = ChatSessionFactory(title="Shared one", end_user="cust-7", memory_scope="shared")
+    ChatSessionFactory(title="Alone one")
+    page = staff_browser.get(SESSIONS_URL, {"memory_scope__exact": "shared"}).content.decode()
+    assert "Shared one" in page and "cust-7" in page
+    assert "Alone one" not in page
+    found = staff_browser.get(SESSIONS_URL, {"q": "cust-7"}).content.decode()
+    assert str(shared) in found and "Alone one" not in found

@@ -172,6 +172,35 @@ def test_import_refuses_a_format_it_does_not_know(owner, tmp_path):
     assert not ChatSession.objects.exists()
 
 
+def test_whose_memory_round_trips(owner, other_user, tmp_path):
+    original = ChatSessionFactory(owner=owner, title="Shared", end_user="cust-9", memory_scope="shared")
+    EpisodeFactory(session=original)
+    path = tmp_path / "memory.jsonl"
+    call_command("export_user", "owner", "--output", str(path), stderr=io.StringIO())
+    header = json.loads(path.read_text().splitlines()[0])
+    assert (header["end_user"], header["memory_scope"]) == ("cust-9", "shared")
+    call_command("import_transcript", str(path), "--owner", "other", stdout=io.StringIO())
+    copy = ChatSession.objects.get(owner=other_user)
+    assert (copy.end_user, copy.memory_scope) == ("cust-9", "shared")
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [('"memory_scope": "everyone"', "memory_scope"), ('"end_user": "' + "x" * 201 + '"', "end_user")],
+)
+def test_import_refuses_a_bad_end_user_or_scope_by_name(owner, tmp_path, fields, named):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"type": "session", "format": "nexus-transcript/2", "title": "x", ' + fields + "}\n"
+        '{"user_input": "a", "response": "b"}\n'
+    )
+    err = io.StringIO()
+    with pytest.raises(Exception, match="1 bad line"):
+        call_command("import_transcript", str(path), "--owner", "owner", stderr=err)
+    assert err.getvalue().startswith(f'line 1: "{named}"')
+    assert not ChatSession.objects.exists()
+
+
 # --- an export that fails ---------------------------------------------------------
 
 

@@ -42,6 +42,10 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("UTILITY_CALLS_PER_USER_HOUR", "-5"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "10s"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "-1"),
+        ("OPENAI_MODEL_ALIASES", "gpt-4o-mini"),
+        ("OPENAI_MODEL_ALIASES", "gpt-4o-mini=a-model-not-served"),
+        ("OPENAI_MODEL_ALIASES", "*=qwen2.5:7b,*=qwen2.5:7b"),
+        ("SESSION_MEMORY_DEFAULT", "everyone"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -62,6 +66,13 @@ def test_good_environment_starts():
     assert result.returncode == 0, result.stderr
 
 
+def test_model_aliases_naming_the_chat_model_start():
+    result = run_check(
+        DJANGO_DEBUG="1", CHAT_MODEL="qwen2.5:7b", OPENAI_MODEL_ALIASES="gpt-4o-mini=qwen2.5:7b, *=qwen2.5:7b"
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_THRESHOLD_TOKENS == 200
     assert settings.SUMMARY_MAX_TOKENS == 800
@@ -71,6 +82,7 @@ def test_defaults_match_the_design(settings):
     assert settings.SUMMARY_MAX_CHARS == 3000
     assert settings.CONTEXT_RECENT_EPISODES == 8
     assert settings.OLLAMA_NUM_CTX_MAX == 32_768
+    assert settings.SESSION_MEMORY_DEFAULT == "shared"
 
 
 def caches_for(**env_overrides: str) -> dict:

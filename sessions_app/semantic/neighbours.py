@@ -9,8 +9,10 @@ one query. The whole exchanges' vectors are kept in this process between
 questions (``SessionVectors``), so a question reads only the vectors
 written since the last one: one probe of the ``(session, episode)`` index,
 usually returning nothing. Keeping them is safe because an episode's whole
-vector never changes (a row encoded again has the same first vector), and
-episodes go only with their session.
+vector changes only when its text does (a reply filled in), and that, like
+a deleted exchange, raises the session's ``history_revision``: a copy kept
+under another revision is read again, so no process compares a question
+with the vector of an exchange that is gone.
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ class SessionVectors:
     ids: np.ndarray  # int64, oldest first
     tokens: np.ndarray  # int64
     heads: np.ndarray  # float32, one row per id: the whole exchange's vector
+    #: Whose memory the session was when they were kept (its end user and
+    #: scope): a copy kept under another is dropped, in every process.
+    stamp: tuple[str, str] = ("", "")
+    #: The session's ``history_revision`` when they were kept: a copy kept
+    #: before an exchange was deleted is dropped, in every process.
+    revision: int = 0
 
     @classmethod
     def read(cls, ids: list[int], tokens: list[int], blobs: list[bytes]) -> SessionVectors:
@@ -76,6 +84,8 @@ class SessionVectors:
             np.concatenate([self.ids, newer.ids])[drop:],
             np.concatenate([self.tokens, newer.tokens])[drop:],
             np.concatenate([self.heads, newer.heads])[drop:],
+            self.stamp,
+            self.revision,
         )
 
 
@@ -99,6 +109,7 @@ def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float
     return found
 
 
+# session pk -> (the session's history_revision when read, its vectors)
 _cache: OrderedDict[int, SessionVectors] = OrderedDict()
 _lock = threading.Lock()
 
@@ -210,6 +221,8 @@ def closeness(
     exclude_ids: Iterable[int] = (),
     also: Iterable[int] = (),
     refine: int | None = None,
+    revision: int = 0,
+    stamp: tuple[str, str] = ("", ""),
 ) -> Closeness:
     """How close to ``vector`` each of the session's newest ``scan``
     episodes with a vector is: by the whole exchange's vector, and for the
@@ -217,8 +230,10 @@ def closeness(
     the episodes in ``also`` (those the question's words found) by their
     passages' too. ``newest_episode_id`` is the session's counter: a kept
     copy newer than it belongs to an earlier session with the same id
-    (SQLite reuses ids after a rollback) and is dropped."""
-    known = _session_vectors(session_pk, newest_episode_id, scan)
+    (SQLite reuses ids after a rollback) and is dropped, as is one kept
+    under another ``revision`` (the session's ``history_revision``) or another
+    ``stamp`` (the session's end user and memory scope)."""
+    known = _session_vectors(session_pk, newest_episode_id, scan, revision, stamp)
     vector = vector.astype(np.float32)
     excluded = list(exclude_ids)
     count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
@@ -239,10 +254,18 @@ def _candidates(
     return sorted(chosen)
 
 
-def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:
+def _session_vectors(
+    session_pk: int,
+    newest_episode_id: int | None,
+    scan: int,
+    revision: int,
+    stamp: tuple[str, str] = ("", ""),
+) -> SessionVectors:
     with _lock:
         kept = _cache.pop(session_pk, None)
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
+        kept = None
+    if kept is not None and (kept.revision != revision or kept.stamp != stamp):
         kept = None
     fresh = None
     if kept is not None:
@@ -256,6 +279,7 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
         known = kept  # nothing new (the usual case): no copy of the matrices
     else:
         known = kept.then(fresh, keep=scan)
+    known.stamp, known.revision = stamp, revision
     with _lock:
         _cache[session_pk] = known
         while sum(v.size for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:

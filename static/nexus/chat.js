@@ -1146,7 +1146,7 @@
     el.contextRetrievedCount.textContent = countOf(data.retrieved);
     el.contextRetrieved.hidden = countOf(data.retrieved) === 0;
     var retrieved = Array.isArray(data.retrieved) ? data.retrieved : [];
-    renderQuoted(el.contextRetrievedList, retrieved, positions, passages);
+    renderQuoted(el.contextRetrievedList, retrieved, positions, passages, data.other_sessions || {});
     el.contextNewest.hidden = cutRecent.length === 0;
     renderQuoted(el.contextNewestList, cutRecent, positions, passages);
     el.contextResult.hidden = false;
@@ -1156,10 +1156,22 @@
      exchange by its position, shows what of it is quoted (its passages,
      with … for the cuts, when it is quoted in part) and links to the whole
      exchange in the conversation. */
-  function renderQuoted(list, ids, positions, passages) {
+  function renderQuoted(list, ids, positions, passages, others) {
     var fragment = document.createDocumentFragment();
     ids.forEach(function (id) {
       var item = make("li", "context-retrieved-item");
+      var lentFrom = others && others[String(id)];
+      if (lentFrom) {
+        // An exchange of another of the person's chats: named, and opened there.
+        item.dataset.episodeId = id;
+        item.classList.add("is-lent");
+        item.appendChild(make("span", "context-retrieved-text", "#" + (positions[String(id)] || "?") + " of another chat"));
+        var open = make("a", "context-lent-link", "Open in its chat");
+        open.href = "/sessions/" + encodeURIComponent(lentFrom) + "/#episode-" + Number(id);
+        item.appendChild(open);
+        fragment.appendChild(item);
+        return;
+      }
       item.dataset.episodeId = id;
       var button = make("button", "context-retrieved-button", "#" + (positions[String(id)] || "?"));
       button.type = "button";

@@ -132,6 +132,9 @@ class SessionSummariesAdmin(ChatSessionAdmin):
         "summary_state",
         "updated_at",
         "episodes_link",
+        # Whose memory: after the columns whose places sorting links name.
+        "end_user",
+        "memory_scope",
     )
     list_select_related = ("owner", "summarization")
     fields = (
@@ -139,6 +142,7 @@ class SessionSummariesAdmin(ChatSessionAdmin):
         "owner",
         "title",
         "metadata",
+        ("end_user", "memory_scope"),
         ("episode_count", "total_tokens", "last_episode_id"),
         "summary_state",
         ("episodes_link", "summaries_link"),
@@ -147,6 +151,8 @@ class SessionSummariesAdmin(ChatSessionAdmin):
     readonly_fields = (
         "uuid",
         "owner",
+        "end_user",
+        "memory_scope",
         "episode_count",
         "total_tokens",
         "last_episode_id",

@@ -90,6 +90,14 @@ class ContextSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.ListField(child=serializers.IntegerField())),
         help_text="Episode id (retrieved, or the newest over its share) -> [start, end) in input+response.",
     )
+    other_sessions = serializers.DictField(
+        child=serializers.UUIDField(),
+        help_text="Episode id (retrieved from another of the person's shared chats) -> that chat's id.",
+    )
+    other_summaries = serializers.DictField(
+        child=serializers.UUIDField(),
+        help_text="Summary row id (of another of the person's shared chats) -> that chat's id.",
+    )
     omitted = OmittedSerializer(help_text="What was left out: over the budget, or under the relevance floor.")
     needs_no_memory = serializers.BooleanField(
         help_text="The question needs no memory (thanks, greetings): nothing earlier was offered, "

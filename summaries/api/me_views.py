@@ -22,7 +22,7 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import permissions, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -30,6 +30,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nexus.api.keys.api import NotThroughAnApiKey
 from sessions_app.models import END_USER_MAX_CHARS
 from summaries.erasure import user_memory_erase
 from summaries.transfer import user_export_lines
@@ -93,6 +94,8 @@ ERASED = inline_serializer(
 
 
 class MeEraseView(APIView):
+    permission_classes = (permissions.IsAuthenticated, NotThroughAnApiKey)
+
     @extend_schema(
         request=EraseSerializer,
         responses={200: ERASED, 400: OpenApiResponse(description="`confirm` missing or not the username.")},
@@ -115,12 +118,13 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
 
 
 class MeExportView(APIView):
+    permission_classes = (permissions.IsAuthenticated, NotThroughAnApiKey)
     content_negotiation_class = AnyAcceptNegotiation
 
     @extend_schema(
         responses={(200, NDJSON): OpenApiTypes.STR},
-        summary="Everything the caller stored, as JSON lines (one header per session, its episodes, its summaries; "
-        "the notes)",
+        summary="Everything the caller stored, as JSON lines (one header per session, its episodes, "
+        "its summaries; the notes)",
         parameters=[
             OpenApiParameter(
                 "end_user", OpenApiTypes.STR, description="Only this end user's sessions and notes."

@@ -6,8 +6,7 @@ The prompt::
 
     User Question: {question}
 
-    What the user has asked you to keep in mind:
-    - {the notes about the person, within CONTEXT_NOTES_SHARE: notes.context}
+    What the user has asked you to keep in mind: {notes within CONTEXT_NOTES_SHARE: notes.context}
 
     Conversation Summary (earlier context):
     [8 May 2023 – 12 June 2023] {summary rows, oldest first, then the digest of uncovered episodes}
@@ -66,13 +65,12 @@ from typing import Any
 
 from django.conf import settings
 
-from notes.context import NotesBlock, notes_block
 from sessions_app.models import ChatSession
 from sessions_app.question_dates import date_lift
 from sessions_app.retrieval import begin_ranking
 from sessions_app.search import Hit
 from sessions_app.tokens import count_tokens
-from summaries.context import sources
+from summaries.context import lent, sources
 from summaries.context.budget import HEADING_COST, ContextTooLarge, Piece, fit, turn_budget
 from summaries.context.layout import (
     INSTRUCTIONS,
@@ -83,7 +81,7 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
-from summaries.context.notes_section import with_notes
+from summaries.context.notes_section import notes_first
 from summaries.context.retrieved import Chosen, needs_no_memory, retrieved_pieces
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
@@ -147,6 +145,10 @@ class ContextResult:
     # Exchanges quoted in part (retrieved ones, and the newest when it alone is over the
     # window's share): episode id -> [[start, end], ...] into user_input + response.
     passages: dict[int, list[list[int]]] = field(default_factory=dict)
+    # Retrieved exchanges of the person's other shared chats -> their session's uuid.
+    other_sessions: dict[int, str] = field(default_factory=dict)
+    # Summary rows of those chats quoted (by their passages that answer) -> their session's uuid.
+    other_summaries: dict[int, str] = field(default_factory=dict)
     omitted: dict[str, Any] = field(
         default_factory=lambda: {
             "summaries": [],
@@ -175,6 +177,8 @@ class ContextResult:
             "notes": list(self.notes),
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
+            "other_sessions": {str(pk): uuid for pk, uuid in self.other_sessions.items()},
+            "other_summaries": {str(pk): uuid for pk, uuid in self.other_summaries.items()},
             "omitted": {key: list(v) if isinstance(v, list) else v for key, v in self.omitted.items()},
             "needs_no_memory": self.needs_no_memory,
             "budget": self.budget,
@@ -192,21 +196,11 @@ def build_context(
     exchanges written then (``sessions_app.question_dates``).
 
     ``ContextTooLarge`` when the question and the fixed text alone exceed
-    the budget: no prompt over budget is ever built.
-
-    The notes the session can see come right after the question, within
-    their share of the budget; the rest is assembled in what they leave.
+    the budget: no prompt over budget is ever built. The notes come first (``notes_section``).
     """
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
-    block = notes_block(session=session, question=question, budget=budget)
-    if not block.text:
-        return with_notes(_assemble(session, question, budget, asked_at), block, question)
-    try:
-        result = _assemble(session, question, budget - block.tokens, asked_at)
-    except ContextTooLarge:  # the question alone needs what the notes would take
-        block = NotesBlock(omitted=block.ids + block.omitted)
-        result = _assemble(session, question, budget, asked_at)
-    return with_notes(result, block, question, budget=budget)
+    assemble = lambda room: _assemble(session, question, room, asked_at)  # noqa: E731
+    return notes_first(assemble, session=session, question=question, budget=budget)
 
 
 def _assemble(session: ChatSession, question: str, budget: int, asked_at: datetime | None) -> ContextResult:
@@ -217,11 +211,11 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
     # than the window or its share of the budget: the question is encoded
     # while the window is read.
     pending = None
+    depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
     if session.cached_episode_count > 1 and (
         session.cached_episode_count > window
         or window_may_not_hold(total_tokens=session.cached_total_tokens, budget=budget)
     ):
-        depth = sources.retrieval_depth(session, budget, RETRIEVED_LABEL_TOKENS)
         pending = begin_ranking(session=session, question=question, limit=depth)
     # With a window of 0 every episode is "older"; with a short session the
     # window holds everything and nothing older is read. One summary row more
@@ -245,10 +239,12 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
     chain_order = {part.id: n for n, part in enumerate(chain)}
 
     def render(kept: Sequence[Piece], shown: Sequence[Exchange]) -> str:
-        by_kind = {kind: [p for p in kept if p.kind == kind] for kind in ("summary", "digest", "retrieved")}
+        kinds = ("summary", "digest", "retrieved", lent.LENT_SUMMARY)
+        by_kind = {kind: [p for p in kept if p.kind == kind] for kind in kinds}
         # Summary rows oldest first, the digest after them; retrieved exchanges oldest first.
         earlier = sorted(by_kind["summary"], key=lambda p: chain_order[p.id]) + by_kind["digest"]
-        retrieved = sorted(by_kind["retrieved"], key=lambda p: p.id or 0)
+        # Other chats' summary rows after the exchanges.
+        retrieved = sorted(by_kind["retrieved"], key=lambda p: p.id or 0) + by_kind[lent.LENT_SUMMARY]
         return render_prompt(
             question=question,
             recent=shown,
@@ -261,17 +257,26 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
     # the recent window leave of the budget (summaries.context.selection).
     room = budget - count_tokens(render([], recent)) - HEADING_COST["retrieved"]
     no_memory = pending is not None and needs_no_memory(question, pending)
+    borrowed, lent_row_sessions, ranked = None, {}, hits
     if no_memory:
         # Thanks, greetings, goodbyes: nothing earlier is quoted, no summary
         # either; what was ranked is under the floor (sessions_app.semantic.small_talk).
         quoted_texts, chosen = [], Chosen(below_floor=[hit.episode_id for hit in hits])
         pieces: list[Piece] = []
     else:
-        quoted_texts, chosen = retrieved_pieces(session.pk, hits, pending, room, RETRIEVED_LABEL_TOKENS)
+        # A shared session's: the person's other chats' exchanges rank with its own (summaries.context.lent).
+        borrowed = lent.borrow(session=session, question=question, pending=pending, depth=depth)
+        ranked = lent.merged(hits, borrowed)
+        quoted_texts, chosen = retrieved_pieces(
+            session.pk, ranked, pending, room, RETRIEVED_LABEL_TOKENS, borrowed
+        )
         pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
         # Summary rows that answer the question compete with the retrieved passages.
         vector = pending.vector.result() if pending is not None and pending.vector is not None else None
         pieces = compete(pieces, chain, question, vector)
+        # Other chats' rows that answer it are offered after the best exchange, as this chat's are.
+        lent_rows, lent_row_sessions = lent.lent_summaries(borrowed, question)
+        pieces = pieces[:1] + lent_rows + pieces[1:]
     fitted = fit(budget=budget, recent=recent, pieces=pieces, render=render)
     kept_ids = {(p.kind, p.id) for p in fitted.kept}
     digest_ids = [ex.id for ex in uncovered]
@@ -282,7 +287,10 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
     full = full_history_tokens(session=session, question=question)
     # A context of every exchange already is the whole history.
     whole = None
-    if has_earlier:
+    # The whole history is this session's alone: not instead of what other chats lent.
+    lent_kept = {pk: uuid for pk, uuid in chosen.lent.items() if pk in retrieved_ids}
+    lent_rows_kept = {pk: u for pk, u in lent_row_sessions.items() if (lent.LENT_SUMMARY, pk) in kept_ids}
+    if has_earlier and not lent_kept and not lent_rows_kept:
         whole = whole_history_instead(session=session, question=question, than=fitted.token_count, estimate=full)
     if whole is not None:
         return ContextResult(
@@ -303,9 +311,11 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
         retrieved=retrieved_ids,
         recent=[ex.id for ex in fitted.recent],
         digest=digest_ids if digest_kept else [],
-        retrieved_by_rank=[hit.episode_id for hit in hits if ("retrieved", hit.episode_id) in kept_ids],
+        retrieved_by_rank=[hit.episode_id for hit in ranked if ("retrieved", hit.episode_id) in kept_ids],
         needs_no_memory=no_memory,
         positions={ex.id: ex.position for ex in quoted},
+        other_sessions=lent_kept,
+        other_summaries=lent_rows_kept,
         # The newest exchange's too, when it alone was over the window's share (summaries.context.window).
         passages={pk: chosen.spans[pk] for pk in retrieved_ids if pk in chosen.spans}
         | {ex.id: split.passages[ex.id] for ex in fitted.recent if ex.id in split.passages},

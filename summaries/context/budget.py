@@ -158,7 +158,8 @@ def _take(pieces: Sequence[Piece], *, room: int, open_sections: set[str]) -> tup
 
 
 def _section(piece: Piece) -> str:
-    return "retrieved" if piece.kind == "retrieved" else "summary"
+    # Another chat's summary row is quoted among that chat's exchanges (summaries.context.lent).
+    return "retrieved" if piece.kind in ("retrieved", "lent_summary") else "summary"
 
 
 def turn_budget(budget: int | None, *, besides: Sequence[str] = ()) -> int:

@@ -7,13 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sessions_app.labels import day, episode_label
+from sessions_app.labels import day, episode_label, lent_episode_label
 
 QUESTION_LABEL = "User Question: "
 SUMMARY_HEADER = "Conversation Summary (earlier context):"
 RETRIEVED_HEADER = "Relevant earlier exchanges:"
 RECENT_HEADER = "Recent conversation details:"
 PREVIOUS_HEADER = "Previous conversation:"
+#: A shared session's exchanges of the person's other chats, when its own
+#: history is short enough for the seed's layout (``summaries.context.lent``).
+OTHERS_HEADER = "From your other chats:"
 INSTRUCTIONS = (
     "Instructions: Provide a comprehensive, helpful response to the user's question. "
     "Use the conversation above for context and stay consistent with what was already said; "
@@ -47,17 +50,27 @@ def format_pairs(exchanges: Sequence[Exchange]) -> str:
     )
 
 
-def format_retrieved(exchange: Exchange, created_at: datetime) -> str:
-    """One retrieved exchange, quoted in full under its label: ``[8 May 2023 · #12] Q: ...``."""
-    label = episode_label(created_at=created_at, position=exchange.position)
+def _label(exchange: Exchange, created_at: datetime, title: str | None) -> str:
+    """The exchange's label; with ``title`` (another chat's), that chat's name in it."""
+    if title is None:
+        return episode_label(created_at=created_at, position=exchange.position)
+    return lent_episode_label(created_at=created_at, title=title, position=exchange.position)
+
+
+def format_retrieved(exchange: Exchange, created_at: datetime, title: str | None = None) -> str:
+    """One retrieved exchange, quoted in full under its label: ``[8 May 2023 · #12] Q: ...``
+    (``[8 May 2023 · "Trip planning" #12]`` for one of another chat, ``title``)."""
+    label = _label(exchange, created_at, title)
     return f"{label} Q: {exchange.user_input}\nA: {exchange.response}"
 
 
-def format_quoted(exchange: Exchange, created_at: datetime, spans: Sequence[tuple[int, int]]) -> str:
+def format_quoted(
+    exchange: Exchange, created_at: datetime, spans: Sequence[tuple[int, int]], title: str | None = None
+) -> str:
     """A long retrieved exchange by its passages ``spans`` (offsets into
     ``user_input + response``, in order), under its label, with ``…`` where
     text is left out: ``[8 May 2023 · #12] Q: … the passage … A: …``."""
-    label = episode_label(created_at=created_at, position=exchange.position)
+    label = _label(exchange, created_at, title)
     cut = cut_exchange(exchange, spans)
     return f"{label} Q: {cut.user_input}\nA: {cut.response}"
 
@@ -95,7 +108,8 @@ def render_prompt(
     (summary rows, then the digest), ``retrieved`` the older exchanges quoted
     for the question; an empty list leaves its section out, but a session
     longer than the recent window keeps the "Recent conversation details"
-    heading."""
+    heading. In the seed's layout, ``retrieved`` can only be exchanges of
+    the person's other chats (a shared session's), under their own heading."""
     sections = [f"{QUESTION_LABEL}{question}"]
     if has_earlier_episodes:
         if earlier:
@@ -104,7 +118,10 @@ def render_prompt(
             sections.append(RETRIEVED_HEADER + "\n" + SECTION_SEPARATOR.join(retrieved))
         if recent:
             sections.append(RECENT_HEADER + "\n" + format_pairs(recent))
-    elif recent:
-        sections.append(PREVIOUS_HEADER + "\n" + format_pairs(recent))
+    else:
+        if retrieved:
+            sections.append(OTHERS_HEADER + "\n" + SECTION_SEPARATOR.join(retrieved))
+        if recent:
+            sections.append(PREVIOUS_HEADER + "\n" + format_pairs(recent))
     sections.append(INSTRUCTIONS)
     return SECTION_SEPARATOR.join(sections)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sessions_app import semantic
+from sessions_app import semantic, shared_memory
 from sessions_app.excerpts import Text, passage_evidence
 from sessions_app.retrieval import PendingRanking, meaning_text
 from sessions_app.search import Hit
@@ -17,6 +18,9 @@ from summaries.context import sources
 from summaries.context.budget import Piece
 from summaries.context.layout import Exchange, format_quoted, format_retrieved
 from summaries.context.selection import select
+
+if TYPE_CHECKING:
+    from summaries.context.lent import Borrowed
 
 
 def needs_no_memory(question: str, pending: PendingRanking) -> bool:
@@ -36,45 +40,75 @@ def needs_no_memory(question: str, pending: PendingRanking) -> bool:
 @dataclass(slots=True)
 class Chosen:
     """The ranked exchanges read (with their dates), the passages of those
-    quoted in part, and the ranked ids under and over the floor, in rank order."""
+    quoted in part, and the ranked ids under and over the floor, in rank
+    order; ``lent``: those of the person's other chats -> their session's uuid."""
 
     texts: dict[int, tuple[Exchange, datetime]] = field(default_factory=dict)
     spans: dict[int, list[list[int]]] = field(default_factory=dict)
     below_floor: list[int] = field(default_factory=list)
     above_floor: list[int] = field(default_factory=list)
+    lent: dict[int, str] = field(default_factory=dict)
 
 
 def retrieved_pieces(
-    session_pk: int, hits: list[Hit], pending: PendingRanking, room: int, label_tokens: int
+    session_pk: int,
+    hits: list[Hit],
+    pending: PendingRanking | None,
+    room: int,
+    label_tokens: int,
+    lent: Borrowed | None = None,
 ) -> tuple[list[Piece], Chosen]:
     """The retrieved exchanges' pieces, best first, with their texts
     (whole, or by the passages ``selection.select`` chose), and what was
     chosen. Reads the ranked exchanges (as many as ``retrieval_depth``
-    ranked: bounded) in one query, their marked words and stored vectors in two."""
+    ranked: bounded) in one query, their marked words and stored vectors in two;
+    ``lent`` (a shared session's): the hits of the person's other chats
+    among ``hits``, read in one more query (``sessions_app.shared_memory``)."""
     chosen = Chosen()
     if not hits:
         return [], chosen
-    chosen.texts = sources.episode_texts(session_pk, [hit.episode_id for hit in hits])
-    ranking = pending.ranking
+    lent_ids = set(lent.ranked.sessions) if lent else set()
+    own_ids = [hit.episode_id for hit in hits if hit.episode_id not in lent_ids]
+    chosen.texts = sources.episode_texts(session_pk, own_ids)
+    titles: dict[int, str] = {}
+    if lent and lent_ids:
+        for pk, (row, title, uuid) in shared_memory.lent_texts(lent.session, lent_ids).items():
+            chosen.texts[pk] = (Exchange(pk, row.user_input, row.response, row.position), row.created_at)
+            titles[pk], chosen.lent[pk] = title, uuid
+    vector = pending.vector.result() if pending is not None and pending.vector is not None else None
+    if vector is None and lent is not None:
+        vector = lent.vector
+    sizes = {hit.episode_id: hit.token_count for hit in hits}
+    ranking = pending.ranking if pending is not None else None
+    texts = {pk: Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()}
     evidence = passage_evidence(
-        texts=[Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()],
+        texts=[text for pk, text in texts.items() if pk not in titles],
         terms=tuple(ranking.terms) if ranking else (),
         idf=ranking.idf if ranking else {},
-        vector=pending.vector.result() if pending.vector is not None else None,
-        sizes={hit.episode_id: hit.token_count for hit in hits},
+        vector=vector,
+        sizes=sizes,
     )
+    if titles and lent is not None:
+        # Their words weigh as the person's chats weigh them, not as this one does.
+        evidence |= passage_evidence(
+            texts=[text for pk, text in texts.items() if pk in titles],
+            terms=lent.ranked.terms,
+            idf=lent.ranked.idf,
+            vector=vector,
+            sizes=sizes,
+        )
     # Gone since it was ranked: nothing to quote.
     ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts]
-    sizes = {hit.episode_id: hit.token_count for hit in hits}
     picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=label_tokens)
     chosen.below_floor, chosen.above_floor = picked.below_floor, picked.above_floor
     pieces = []
     for quote in [*picked.quotes, *picked.spare]:
         exchange, created = chosen.texts[quote.episode_id]
+        title = titles.get(quote.episode_id)
         if quote.whole:
-            text = format_retrieved(exchange, created)
+            text = format_retrieved(exchange, created, title)
         else:
-            text = format_quoted(exchange, created, quote.spans)
+            text = format_quoted(exchange, created, quote.spans, title)
             chosen.spans[quote.episode_id] = [[start, end] for start, end in quote.spans]
         pieces.append(Piece("retrieved", quote.episode_id, text, count_tokens(text) + 1))
     return pieces, chosen

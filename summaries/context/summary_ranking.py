@@ -88,7 +88,7 @@ def compete(
     retrieved = any(p.kind == "retrieved" for p in pieces)
     unanswered = UNANSWERED if retrieved else "whole"
     best = {row: max(p.score for p in passages if p.row == row) for row in answering}
-    quoted = []
+    offered = []
     rest = []
     for piece in pieces:
         if piece.kind != "summary":
@@ -97,17 +97,27 @@ def compete(
         own = [p for p in passages if p.row == piece.id]
         if piece.id in answering:
             content = next(part.content for part in chain if part.id == piece.id)
-            quoted.append((best[piece.id], _quoted(piece, content, [p for p in own if p.answers]) or piece))
+            offered.append((best[piece.id], quoted(piece, content, [p for p in own if p.answers]) or piece))
         elif unanswered == "whole":
             rest.append(piece)
         elif unanswered == "passages":
             content = next(part.content for part in chain if part.id == piece.id)
-            cut = _quoted(piece, content, [p for p in own if p.score > 0], limit=UNANSWERED_TOKENS)
+            cut = quoted(piece, content, [p for p in own if p.score > 0], limit=UNANSWERED_TOKENS)
             if cut is not None:
                 rest.append(cut)
     at = min(SUMMARY_RANK, sum(1 for p in rest if p.kind == "retrieved"))
-    early = [piece for _, piece in sorted(quoted, key=lambda pair: -pair[0])]
+    early = [piece for _, piece in sorted(offered, key=lambda pair: -pair[0])]
     return rest[:at] + early + rest[at:]
+
+
+def answering_passages(
+    chain: Sequence[SummaryPart], question: str, vector: np.ndarray | None
+) -> list[list[_Passage]]:
+    """Each row's passages that answer ``question`` (none for a row that
+    does not), judged as ``compete`` judges the context's own chain."""
+    wanted = set(terms(question))
+    passages = _passages(chain, wanted, vector) if wanted or vector is not None else []
+    return [[p for p in passages if p.row == part.id and p.answers] for part in chain]
 
 
 def _passages(chain: Sequence[SummaryPart], wanted: set[str], vector: np.ndarray | None) -> list[_Passage]:
@@ -144,7 +154,7 @@ def _passages(chain: Sequence[SummaryPart], wanted: set[str], vector: np.ndarray
     return found
 
 
-def _quoted(piece: Piece, content: str, eligible: list[_Passage], limit: int | None = None) -> Piece | None:
+def quoted(piece: Piece, content: str, eligible: list[_Passage], limit: int | None = None) -> Piece | None:
     """The row by its ``eligible`` passages, best first up to ``limit``
     (``CONTEXT_PASSAGE_TOKENS``), given back in their order, under its date
     span; the whole row when it costs no more than ``limit``; None when
@@ -172,4 +182,4 @@ def _quoted(piece: Piece, content: str, eligible: list[_Passage], limit: int | N
     if content[last_end:].strip():
         parts.append(ELLIPSIS)
     text = span + " ".join(parts)
-    return Piece("summary", piece.id, text, count_tokens(text))
+    return Piece(piece.kind, piece.id, text, count_tokens(text))

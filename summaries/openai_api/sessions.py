@@ -56,7 +56,8 @@ def history_pairs(history: Sequence[Message]) -> list[EpisodeInput]:
 def session_for_openai_user(*, caller: Any, openai_user: str) -> ChatSession:
     """The caller's session for this end user, created on first use."""
     found = (
-        ChatSession.objects.filter(owner=caller, **{f"metadata__{OPENAI_USER_KEY}": openai_user})
+        ChatSession.objects.changeable_by(caller)
+        .filter(owner=caller, **{f"metadata__{OPENAI_USER_KEY}": openai_user})
         .order_by("pk")
         .first()
     )

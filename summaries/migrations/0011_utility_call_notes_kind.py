@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("summaries", "0009_summary_index"),
+        ("summaries", "0010_summary_review_note"),
     ]
 
     operations = [
