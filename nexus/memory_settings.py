@@ -50,6 +50,9 @@ SUMMARY_SWEEP_SECONDS = env_int("SUMMARY_SWEEP_SECONDS", 60, minimum=1)
 # Model calls (utility and chat, not the offline backend's) per user per
 # rolling hour; unset or empty: no cap (summaries.model_cap).
 UTILITY_CALLS_PER_USER_HOUR = env_optional_int("UTILITY_CALLS_PER_USER_HOUR", minimum=1)
+# The most of a context's budget the notes about the person take, right after the question
+# (notes.context): instructions first, then preferences, then facts ranked by the question.
+CONTEXT_NOTES_SHARE = env_float("CONTEXT_NOTES_SHARE", 0.15, minimum=0.0, maximum=1.0)
 # The memory scope of a session made on the chat pages (the API's default is "session": an
 # application serving many people opts in). "shared": it reads from and lends to the person's
 # other shared chats (sessions_app.shared_memory); "session": its own episodes only.

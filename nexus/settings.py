@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "nexus.shared_store",
     "nexus.api.keys",
     "sessions_app",
+    "notes",
     "summaries",
 ]
 

@@ -34,10 +34,12 @@ urlpatterns = [
     path("api/", include("sessions_app.api.urls")),
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
+    path("api/", include("notes.api.urls")),
     path("v1/", include("summaries.openai_api.urls")),
     # After every API route: any other address under them is a JSON 404, in DEBUG too.
     re_path(r"^(?:api|v1)/", unknown_api_address, name="unknown-api-address"),
     path("", include(key_page_urls)),
     path("", include("sessions_app.urls")),
     path("", include("summaries.page_urls")),
+    path("", include("notes.urls")),
 ]

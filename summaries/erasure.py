@@ -31,8 +31,11 @@ from typing import Any
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from notes.models import Note
+from notes.retention import expired_notes_purge, notes_erase
 from sessions_app.idempotency import idempotency_keys_erase
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
@@ -49,6 +52,7 @@ class Erased:
     episodes: int = 0
     summaries: int = 0
     revisions: int = 0
+    notes: int = 0
 
     def add(self, other: Erased) -> None:
         for name, value in asdict(other).items():
@@ -100,13 +104,18 @@ def _erase_batch(session_pks: list[int]) -> Erased:
         _scrub_log_entries(Episode, episodes.values_list("pk", flat=True).iterator(chunk_size=2000))
         revisions, _ = SummaryRevision.objects.filter(pk__in=revision_pks).delete()
         summaries, _ = Summary.objects.filter(pk__in=summary_pks).delete()
-        episode_count, _ = episodes.delete()
+        notes = Note.objects.filter(Q(session_id__in=locked) | Q(source_episode__session_id__in=locked))
+        _scrub_log_entries(Note, notes.values_list("pk", flat=True))
+        deleted, by_episode = episodes.delete()
+        episode_count = deleted - by_episode.get(Note._meta.label, 0)
         _, by_model = ChatSession.objects.filter(pk__in=locked).delete()
         return Erased(
             sessions=by_model.get(ChatSession._meta.label, 0),
             episodes=episode_count,
             summaries=summaries,
             revisions=revisions,
+            # Notes that came only from these sessions' exchanges, or belonged to one of them alone.
+            notes=by_model.get(Note._meta.label, 0) + by_episode.get(Note._meta.label, 0),
         )
 
 
@@ -124,15 +133,23 @@ def sessions_erase(*, session_pks: Sequence[int], batch_size: int = BATCH_SESSIO
     return total
 
 
-def user_memory_erase(*, user: Any) -> Erased:
-    """Erase everything ``user`` stored: every session of theirs, as ``sessions_erase``.
+def user_memory_erase(*, user: Any, end_user: str | None = None) -> Erased:
+    """Erase everything ``user`` stored: every session of theirs, as
+    ``sessions_erase``, and every note about the people they serve.
 
     The account and its tokens stay; the answers kept for its idempotency
-    keys go too (they repeat what was stored).
+    keys go too (they repeat what was stored). With ``end_user`` only that
+    person's sessions and notes go ("" : the owner in person's), with the
+    answers kept for those sessions; the rest of the account stays as it is.
     """
-    pks = list(ChatSession.objects.filter(owner=user).values_list("pk", flat=True))
+    sessions = ChatSession.objects.filter(owner=user)
+    if end_user is not None:
+        sessions = sessions.filter(end_user=end_user)
+    pks = list(sessions.values_list("pk", flat=True))
     erased = sessions_erase(session_pks=pks)
-    idempotency_keys_erase(user=user)
+    erased.notes += notes_erase(user=user, end_user=end_user)
+    if end_user is None:
+        idempotency_keys_erase(user=user)
     return erased
 
 
@@ -152,7 +169,9 @@ def expired_sessions_purge(*, days: int, batch_size: int = BATCH_SESSIONS) -> Er
         return Erased()
     cutoff = timezone.now() - timedelta(days=days)
     pks = list(ChatSession.objects.filter(updated_at__lt=cutoff).values_list("pk", flat=True))
-    return sessions_erase(session_pks=pks, batch_size=batch_size)
+    erased = sessions_erase(session_pks=pks, batch_size=batch_size)
+    erased.notes += expired_notes_purge(cutoff=cutoff)
+    return erased
 
 
 def old_revisions_prune(*, days: int, batch_size: int = BATCH_REVISIONS) -> int:

@@ -209,6 +209,7 @@ class UtilityCall(models.Model):
         UPDATE = "update", "Cumulative update"
         REGENERATE = "regenerate", "Regeneration"
         REBUILD = "rebuild", "Rebuild"
+        NOTES = "notes", "Notes about the person"
 
     class Outcome(models.TextChoices):
         OK = "ok", "Answered"

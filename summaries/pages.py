@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.pagination import Cursor, CursorPagination
 
 from nexus.web import not_found_as_404, with_csp
+from notes.selectors import notes_made_by
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
 from summaries.api.serializers import SummarizationStatusSerializer
@@ -44,6 +45,10 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     recent = list(Episode.objects.for_session(session.pk).newest_first()[: HISTORY_PAGE_SIZE + 1])
     has_earlier = len(recent) > HISTORY_PAGE_SIZE
     episodes = list(reversed(recent[:HISTORY_PAGE_SIZE]))
+    # "Memory updated: …" under the exchanges that made a note (one query).
+    made = notes_made_by([ep.pk for ep in episodes])
+    for ep in episodes:
+        ep.notes_made = made.get(ep.pk, [])
     summaries = list(Summary.objects.chain(session.pk))
     # Rendered with the page so a run already under way shows at once; the
     # script keeps it current from the API.
@@ -85,6 +90,8 @@ def _api_urls(session: ChatSession) -> dict[str, str]:
         "context": reverse("api-session-context", args=args),
         "search": reverse("api-session-search", args=args),
         "list": reverse("session-list"),
+        "notes": reverse("api-note-list"),
+        "memory": reverse("memory"),
         "login": reverse("login"),
     }
 

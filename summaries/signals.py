@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from notes.rules import may_state_note
 from sessions_app.models import Episode
 from summaries.forgetting import exchanges_deleted
 from summaries.summary_index import queue_refresh
@@ -23,7 +24,7 @@ def episode_saved(
     """
     if raw or not created:
         return
-    request_run(session_pk=instance.session_id)
+    request_run(session_pk=instance.session_id, notes=may_state_note(instance.user_input))
 
 
 def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any) -> None:
@@ -31,7 +32,8 @@ def episodes_bulk_created_received(sender: type, session_pk: int, **kwargs: Any)
     its session due for a summary: one request for the whole batch, checked
     after commit like a single write's."""
     # The same check sends the encoding task for the batch's vectors (request_run_now).
-    request_run(session_pk=session_pk, batch=True)
+    episodes = kwargs.get("episodes") or []
+    request_run(session_pk=session_pk, batch=True, notes=any(may_state_note(e.user_input) for e in episodes))
 
 
 def summary_saved(sender: type, instance: Any, created: bool, raw: bool = False, **kwargs: Any) -> None:

@@ -25,6 +25,7 @@ from sessions_app.semantic.backlog import resend_missing
 from summaries import run_state, runner, selectors
 from summaries.erasure import expired_sessions_purge, old_revisions_prune
 from summaries.inference import PermanentInferenceError, TransientInferenceError
+from summaries.note_tasks import extract_session_notes  # noqa: F401  (registered for the worker)
 from summaries.summary_index import refresh_index  # noqa: F401  (registered for the worker)
 
 logger = logging.getLogger("nexus.summarization")

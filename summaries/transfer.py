@@ -27,6 +27,8 @@ from typing import Any
 
 from django.db import transaction
 
+from notes.models import Note
+from notes.transfer import NOTE, check_note_line, note_lines, notes_import
 from sessions_app.models import ChatSession, Episode
 from sessions_app.tokens import count_tokens
 from sessions_app.transcripts import ParsedTranscript, export_lines, parse_transcripts, transcript_import
@@ -66,13 +68,20 @@ def _summary_lines(session: ChatSession, ids: list[int]) -> Iterator[str]:
         yield json.dumps(line, ensure_ascii=False)
 
 
-def user_export_lines(*, user: Any) -> Iterator[str]:
-    """Every session of ``user``, oldest first: header, episodes, summaries (lines without newlines)."""
+def user_export_lines(*, user: Any, end_user: str | None = None) -> Iterator[str]:
+    """Every session of ``user``, oldest first: header, episodes, summaries
+    (lines without newlines); then the notes (``notes.transfer``): a
+    session-scoped session's after it, the shared ones at the end. With
+    ``end_user``, that end user's sessions and notes only."""
     sessions = ChatSession.objects.filter(owner=user).select_related("owner").order_by("created_at", "pk")
+    if end_user is not None:
+        sessions = sessions.filter(end_user=end_user)
     for session in sessions.iterator(chunk_size=100):
         ids: list[int] = []
         yield from export_lines(session, ids=ids)
         yield from _summary_lines(session, ids)
+        yield from note_lines(Note.objects.filter(session_id=session.pk))
+    yield from note_lines(Note.objects.of_owner(user, end_user).filter(session__isnull=True))
 
 
 # --- in --------------------------------------------------------------------------
@@ -111,7 +120,8 @@ def check_summary_line(obj: dict) -> dict[str, Any]:
 
 def parse_memory(lines: Iterable[bytes]) -> tuple[list[ParsedTranscript], list[tuple[int, str]]]:
     """``parse_transcripts`` with summary lines, each checked against its session's episodes."""
-    sessions, errors = parse_transcripts(lines, extra={SUMMARY: check_summary_line})
+    checkers = {SUMMARY: check_summary_line, NOTE: check_note_line}
+    sessions, errors = parse_transcripts(lines, extra=checkers)
     for transcript in sessions:
         reach = -1
         for number, row in transcript.extras.get(SUMMARY, []):
@@ -154,5 +164,7 @@ def memory_import(
                 # bulk_create sends no post_save: the rows' words and vectors are asked for here.
                 for row in imported:
                     transaction.on_commit(partial(queue_refresh, row.pk))
+            notes = [row for _, row in transcript.extras.get(NOTE, [])]
+            notes_import(owner=owner, session=session, rows=notes)
             created.append(session)
     return created

@@ -40,11 +40,14 @@ from summaries import run_state, selectors
 from summaries.curation import check_replace_curated
 from summaries.model_cap import check_model_call_allowed
 from summaries.models import Summary
+from summaries.note_tasks import queue_note_extraction
 from summaries.tasks import queue_run, rebuild_session, regenerate_summary, send_task, summarize_session
 
 logger = logging.getLogger("nexus.summarization")
 
-REGENERATION_UNAVAILABLE = "The regeneration cannot be queued right now (the queue is unreachable); nothing was queued."
+REGENERATION_UNAVAILABLE = (
+    "The regeneration cannot be queued right now (the queue is unreachable); nothing was queued."
+)
 REGENERATION_RETRY_AFTER_SECONDS = 30
 
 
@@ -53,13 +56,15 @@ class _AfterCommitRun:
 
     # A class of its own (not a closure) so it can be weakly referenced and
     # holds no reference cycle: it is freed as soon as Django drops it.
-    __slots__ = ("__weakref__", "actor_pk", "batch", "embeds", "force", "ran", "session_pk")
+    __slots__ = ("__weakref__", "actor_pk", "batch", "embeds", "force", "notes", "ran", "session_pk")
 
     def __init__(self, session_pk: int, force: bool, actor_pk: int | None, batch: bool) -> None:
         self.session_pk = session_pk
         self.force = force
         self.actor_pk = actor_pk
         self.batch = batch
+        # Whether a new exchange may state a note (notes.rules.may_state_note): then the extraction is sent.
+        self.notes = False
         # Whether this callback decides on the encoding task (one per session and transaction).
         self.embeds = True
         self.ran = False
@@ -82,6 +87,7 @@ class _AfterCommitRun:
                 force=self.force,
                 actor_pk=self.actor_pk,
                 batch=self.batch,
+                notes=self.notes,
                 embeds=self.embeds,
             )
         except Exception:
@@ -133,7 +139,12 @@ def _pending(session_pk: int, force: bool) -> _AfterCommitRun | None:
 
 
 def request_run(
-    *, session_pk: int, force: bool = False, actor_pk: int | None = None, batch: bool = False
+    *,
+    session_pk: int,
+    force: bool = False,
+    actor_pk: int | None = None,
+    batch: bool = False,
+    notes: bool = False,
 ) -> None:
     """After the current transaction commits: check the gate and, when it
     fires (or ``force``), mark the session queued and send a run. Inside a
@@ -144,21 +155,25 @@ def request_run(
     raises, so an episode write cannot fail because of summarization.
     ``actor_pk``: who asked for a forced run (its calls are charged to them).
     ``batch``: a bulk write asks, whose new episodes' vectors are due
-    whatever the count (``request_run_now``).
+    whatever the count (``request_run_now``). ``notes``: a new exchange may
+    state a note, so the note extraction is sent too.
     """
     in_transaction = transaction.get_connection().in_atomic_block
     pending = _pending(session_pk, force) if in_transaction else None
     if pending is not None:
         pending.batch = pending.batch or batch
+        pending.notes = pending.notes or notes
         return
     callback = _AfterCommitRun(session_pk, force, actor_pk, batch)
+    callback.notes = notes
     if in_transaction:
         # A forced request after an ordinary one still runs, but the ordinary
         # one keeps the encoding task, so a transaction sends it once.
         ordinary = _pending(session_pk, False) if force else None
         if ordinary is not None:
             ordinary.batch = ordinary.batch or batch
-            callback.embeds = False
+            ordinary.notes = ordinary.notes or notes
+            callback.embeds = callback.notes = False
         _registered()[(session_pk, force)] = callback
     # Outside a transaction on_commit runs the callback at once.
     transaction.on_commit(callback, robust=True)
@@ -171,6 +186,7 @@ def request_run_now(
     actor_pk: int | None = None,
     batch: bool = False,
     embeds: bool = True,
+    notes: bool = False,
 ) -> bool:
     """The gate and the send, now; True when a run was sent. Call outside any
     transaction (the worker may start before an open one commits). A session
@@ -186,6 +202,8 @@ def request_run_now(
     # Whether vectors are written at all: no query of its own.
     if embeds and embedding_due(gate.episode_count, batch=batch):
         queue_embedding(session_pk)
+    if notes:  # what the user said may state a note (decided at the write, without a query)
+        queue_note_extraction(session_pk)
     if not (force or (gate.fires and not gate.deferred)):
         return False
     if force:

@@ -33,7 +33,8 @@ Modes (``set_mode(mode, ...)``; each request takes the next scripted mode first)
     trickle (a stream that sends each chunk ``trickle_seconds`` after the last).
     ``latency`` delays every answer; ``fail_next=3, fail_mode="http_500"``
     (or ``script=[...]``) makes the next requests fail and then recover;
-    ``usage=False`` drops the token counts. ``set_mode`` replaces the whole
+    ``usage=False`` drops the token counts. ``answers=[...]`` gives the texts of
+    the next answers, one per model request, in order (then ``reply_text`` again). ``set_mode`` replaces the whole
     behaviour, so pass everything you want each time.
     Connection refused: ``stop()`` the server (open keep-alive connections are
     cut too), later ``restart()`` on the same port; or use ``closed_port_url()``.
@@ -95,6 +96,7 @@ MODES = (
     "trickle",
 )
 FAKE_MODELS = ("fake-utility", "fake-chat")
+MODEL_PATHS = ("/api/chat", "/v1/chat/completions", "/utility/complete")
 _USER_LINE = re.compile(r"^User: ", re.M)
 
 
@@ -129,6 +131,7 @@ class Behaviour:
     script: list[str] = field(default_factory=list)
     usage: bool = True
     trickle_seconds: float = 8.0
+    answers: list[str] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -142,6 +145,7 @@ class Behaviour:
         fail_mode: str = "http_500",
         usage: bool = True,
         trickle_seconds: float = 8.0,
+        answers: list[str] | tuple[str, ...] = (),
     ) -> Behaviour:
         steps = [fail_mode] * fail_next + list(script)
         for name in [mode, *steps]:
@@ -154,6 +158,7 @@ class Behaviour:
             script=steps,
             usage=usage,
             trickle_seconds=float(trickle_seconds),
+            answers=[str(answer) for answer in answers],
         )
 
 
@@ -184,6 +189,8 @@ class FakeModelState:
             behaviour = self.behaviour
             mode = behaviour.script.pop(0) if behaviour.script else behaviour.mode
             record["mode"] = mode
+            if behaviour.answers and record["path"] in MODEL_PATHS:
+                record["answer"] = behaviour.answers.pop(0)
             self.requests.append(record)
             return mode, behaviour, self.wake
 
@@ -306,6 +313,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
         mode, behaviour, wake = self.server.state.take(record)
         self.wake = wake
+        self.answer = record.get("answer")
         if behaviour.latency:
             wake.wait(behaviour.latency)
         if mode == "slow":
@@ -328,6 +336,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": f"no route {method} {path}"})
             return
         handler(body if isinstance(body, dict) else {}, mode, behaviour)
+
+    def _reply(self, prompt: str) -> str:
+        """The scripted answer of this request (``answers``), else ``reply_text``."""
+        return self.answer if self.answer is not None else reply_text(prompt)
 
     def _failed(self, mode: str) -> bool:
         """Answer a failure mode that does not depend on the route."""
@@ -372,7 +384,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _ollama_chat(self, body: dict[str, Any], mode: str, behaviour: Behaviour) -> None:
         prompt, everything = self._prompt(body)
-        text = "" if mode == "empty_content" else reply_text(prompt)
+        text = "" if mode == "empty_content" else self._reply(prompt)
         model = str(body.get("model") or FAKE_MODELS[0])
         usage = {"prompt_eval_count": len(everything.split()), "eval_count": len(text.split())}
         usage = usage if behaviour.usage else {}
@@ -398,7 +410,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _openai_chat(self, body: dict[str, Any], mode: str, behaviour: Behaviour) -> None:
         prompt, everything = self._prompt(body)
-        text = "" if mode == "empty_content" else reply_text(prompt)
+        text = "" if mode == "empty_content" else self._reply(prompt)
         model = str(body.get("model") or FAKE_MODELS[1])
         usage = {
             "prompt_tokens": len(everything.split()),
@@ -449,7 +461,7 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "malformed_json":
             self._send(200, b"Internal nonsense")
             return
-        text = "" if mode == "empty_content" else reply_text(str(body.get("user", "")))
+        text = "" if mode == "empty_content" else self._reply(str(body.get("user", "")))
         self._json(200, {"content": text})
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("nexus", "sessions_app", "summaries")
+APPS = ("nexus", "sessions_app", "notes", "summaries")
 MAX_LINES = 350
 
 

@@ -223,6 +223,7 @@ def test_budget_drops_the_digest_first(chained_session):
         "below_floor": [],
         "recent": [],
         "summaries_before_episode": None,
+        "notes": [],
     }
     assert result.summaries == [r.pk for r in rows]
     assert "Topics discussed:" not in result.prompt
@@ -249,6 +250,7 @@ def test_budget_then_drops_the_oldest_summaries_keeping_the_newest(chained_sessi
         "below_floor": [],
         "recent": [],
         "summaries_before_episode": None,
+        "notes": [],
     }
     assert result.summaries == [rows[2].pk]
 
@@ -289,6 +291,7 @@ def test_budget_equal_to_the_full_prompt_leaves_nothing_out(chained_session):
     assert exact.prompt == full.prompt and exact.within_budget
     assert exact.omitted == {
         "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
+        "notes": [],
     }
 
 
@@ -297,6 +300,7 @@ def test_budget_large_enough_leaves_nothing_out(chained_session):
     result = build_context(session=session, question="q", budget=1_000_000)
     assert result.omitted == {
         "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
+        "notes": [],
     }
     assert result.summaries == [r.pk for r in rows]
 
@@ -373,7 +377,7 @@ def test_query_count_does_not_grow_with_the_session(settings):
         counts.append(len(ctx.captured_queries))
     # The recent episodes, the chain, the digest's episodes, the chain's dates,
     # the search (its terms, its window) and the retrieved episodes' texts.
-    assert counts[0] == counts[1] <= 7
+    assert counts[0] == counts[1] <= 8  # 7 and the notes about the person
     assert len(results[0].summaries) == 2
     assert len(results[1].summaries) == settings.CONTEXT_MAX_SUMMARIES
     assert results[1].omitted["summaries_before_episode"] is not None
@@ -383,12 +387,13 @@ def test_query_count_does_not_grow_with_the_session(settings):
     assert results[1].full_history_tokens > results[0].full_history_tokens * 40
 
 
-def test_short_session_needs_one_query():
+def test_short_session_needs_two_queries():
     session = ChatSessionFactory()
     make_episodes(session, 3)
     with CaptureQueriesContext(connection) as ctx:
         build_context(session=session, question="q")
-    assert len(ctx.captured_queries) == 1
+    # The window (one query of index probes) and the notes about the person.
+    assert len(ctx.captured_queries) == 2
 
 
 # --- endpoint ---------------------------------------------------------------
@@ -427,6 +432,7 @@ def test_endpoint_without_question_or_budget(api_client, owned, settings):
     assert body["budget"] == settings.CONTEXT_DEFAULT_BUDGET
     assert body["omitted"] == {
         "summaries": [], "digest": [], "retrieved": [], "below_floor": [], "recent": [], "summaries_before_episode": None,
+        "notes": [],
     }
 
 
@@ -482,4 +488,4 @@ def test_endpoint_query_count_is_constant(staff_client):
         assert len(response.json()["digest"]) == 3
         counts.append(len(ctx.captured_queries))
     # The session lookup, then the builder's reads (see the test above).
-    assert counts[0] == counts[1] <= 8
+    assert counts[0] == counts[1] <= 9

@@ -11,6 +11,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.core.management import call_command
 from django.db import connection
 
+from notes.models import Note
 from sessions_app.models import ChatSession, Episode
 from summaries import run_state
 from summaries.coverage import refresh_coverage
@@ -67,6 +68,8 @@ def _plant(owner, staff_user) -> ChatSession:
         last_episode_id=episodes[1].pk,
     )
     summary_curate(summary=row, content=f"Curated: {MARKER} trip", actor=owner)
+    # A note about the owner, written by hand (it came from no exchange).
+    Note.objects.create(owner=owner, kind="fact", text=f"I collect {MARKER} stamps.", curated=True)
     UtilityCall.objects.create(
         session=session, summary=row, kind="fresh", outcome="ok", prompt_tokens=40, completion_tokens=9,
         first_episode_id=episodes[0].pk, last_episode_id=episodes[1].pk,
@@ -107,7 +110,9 @@ def test_erase_leaves_no_trace_in_any_table(api_client, owner, other_user, staff
     response = api_client.post("/api/me/erase/", {"confirm": "owner"}, format="json")
 
     assert response.status_code == 200, response.content
-    assert response.json() == {"erased": {"sessions": 1, "episodes": 3, "summaries": 1, "revisions": 1}}
+    assert response.json() == {
+        "erased": {"sessions": 1, "episodes": 3, "summaries": 1, "revisions": 1, "notes": 1}
+    }
     assert _values_with_marker() == []
     assert _snapshot(theirs) == before
     assert api_client.get("/api/sessions/").json()["results"] == []

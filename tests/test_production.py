@@ -423,7 +423,7 @@ def test_usage_per_session_and_overall(staff_client, usage_data):
     assert totals["sessions"] == 2
     assert (totals["utility_calls"], totals["failed_calls"], totals["dropped_calls"]) == (5, 2, 1)
     assert (totals["prompt_tokens"], totals["completion_tokens"]) == (900, 150)
-    assert totals["calls_by_kind"] == {"fresh": 2, "update": 3, "regenerate": 0, "rebuild": 0}
+    assert totals["calls_by_kind"] == {"fresh": 2, "update": 3, "regenerate": 0, "rebuild": 0, "notes": 0}
     assert totals["episodes"] == 15
     assert totals["full_history_tokens"] == want["full"] + b_full
     assert totals["saved_tokens"] == want["saved"]
@@ -594,7 +594,7 @@ def test_import_requests_one_summarization_for_a_long_transcript(owner, tmp_path
     )
     call_command("import_transcript", str(path), "--owner", "owner", stdout=io.StringIO())
     session = ChatSession.objects.get(owner=owner)
-    assert calls == [{"session_pk": session.pk, "batch": True}]
+    assert calls == [{"session_pk": session.pk, "batch": True, "notes": False}]
     assert session.cached_episode_count == 40
 
 

@@ -18,6 +18,7 @@ from sessions_app.services import episode_create
 from summaries import run_state, selectors, tasks, triggers
 from summaries.models import SummarizationState
 from summaries.signals import episode_saved
+from summaries.note_tasks import extract_session_notes
 from summaries.tasks import rebuild_session, regenerate_summary, summarize_session
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
@@ -37,6 +38,8 @@ def sent(monkeypatch) -> Sent:
         monkeypatch.setattr(
             task, "apply_async", lambda *a, _t=task, **kw: calls.append((_t.name, kw["kwargs"]))
         )
+    # The note extraction a write also sends is a worker's task, not part of the write path's check.
+    monkeypatch.setattr(extract_session_notes, "apply_async", lambda *a, **kw: None)
     return calls
 
 

@@ -342,9 +342,41 @@
       if (ep.id !== undefined) this.reply.appendChild(episodeMeta(ep));
       var memory = buildMemory(ep.metadata && ep.metadata.offline_memory);
       if (memory) this.item.appendChild(memory);
+      if (ep.id !== undefined) watchNotes(ep.id, this.item);
     }
     if (follow || nearBottom()) scrollToBottom();
   };
+
+  /* "Memory updated: …" under an exchange that made a note. Notes are found in
+     the background after the reply is stored, so the page asks a few times. */
+  function noteLine(note) {
+    var line = make("p", "memory-updated");
+    line.dataset.noteId = note.id;
+    line.appendChild(document.createTextNode("Memory updated: "));
+    var link = make("a", null, note.text);
+    link.href = urls.memory + "#note-" + note.id;
+    line.appendChild(link);
+    return line;
+  }
+
+  function watchNotes(episodeId, item) {
+    var delays = [700, 2000, 5000];
+    async function look() {
+      try {
+        var data = await getJson(urls.notes + "?source_episode=" + encodeURIComponent(episodeId));
+        (Array.isArray(data) ? data : data.results || []).forEach(function (note) {
+          if (item.querySelector('.memory-updated[data-note-id="' + note.id + '"]')) return;
+          item.appendChild(noteLine(note));
+          announce("Memory updated: " + note.text);
+        });
+      } catch (error) {
+        return; // a note shows on the Memory page and after a reload all the same
+      }
+      var next = delays.shift();
+      if (next !== undefined) window.setTimeout(look, next);
+    }
+    window.setTimeout(look, delays.shift());
+  }
 
   Turn.prototype.fail = function (message) {
     this.finished = true;

@@ -59,6 +59,9 @@ class OmittedSerializer(serializers.Serializer):
         help_text="Set when the chain is longer than CONTEXT_MAX_SUMMARIES: the rows covering "
         "episodes before this id were left out without being read.",
     )
+    notes = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Note ids over CONTEXT_NOTES_SHARE of the budget."
+    )
 
 
 class ContextSerializer(serializers.Serializer):
@@ -75,6 +78,9 @@ class ContextSerializer(serializers.Serializer):
     recent = serializers.ListField(child=serializers.IntegerField(), help_text="Recent episodes (passages).")
     digest = serializers.ListField(
         child=serializers.IntegerField(), help_text="Episodes no summary covers yet, quoted by the digest."
+    )
+    notes = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Notes about the person it carries, after the question."
     )
     positions = serializers.DictField(
         child=serializers.IntegerField(),

@@ -21,8 +21,9 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import permissions, serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -30,7 +31,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.keys.api import NotThroughAnApiKey
-
+from sessions_app.models import END_USER_MAX_CHARS
 from summaries.erasure import user_memory_erase
 from summaries.transfer import user_export_lines
 
@@ -64,6 +65,13 @@ def export_body(lines: Iterator[str]) -> Iterator[str]:
 
 class EraseSerializer(serializers.Serializer):
     confirm = serializers.CharField(help_text="The caller's username, to confirm.", trim_whitespace=False)
+    end_user = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=END_USER_MAX_CHARS,
+        trim_whitespace=False,
+        help_text="Erase only this end user's sessions and notes (empty: the owner in person's).",
+    )
 
     def validate_confirm(self, value: str) -> str:
         if value != self.context["username"]:
@@ -76,7 +84,10 @@ ERASED = inline_serializer(
     {
         "erased": inline_serializer(
             "ErasedCounts",
-            {name: serializers.IntegerField() for name in ("sessions", "episodes", "summaries", "revisions")},
+            {
+                name: serializers.IntegerField()
+                for name in ("sessions", "episodes", "summaries", "revisions", "notes")
+            },
         )
     },
 )
@@ -93,7 +104,7 @@ class MeEraseView(APIView):
     def post(self, request: Request) -> Response:
         serializer = EraseSerializer(data=request.data, context={"username": request.user.get_username()})
         serializer.is_valid(raise_exception=True)
-        erased = user_memory_erase(user=request.user)
+        erased = user_memory_erase(user=request.user, end_user=serializer.validated_data.get("end_user"))
         return Response({"erased": erased.as_dict()})
 
 
@@ -112,10 +123,20 @@ class MeExportView(APIView):
 
     @extend_schema(
         responses={(200, NDJSON): OpenApiTypes.STR},
-        summary="Everything the caller stored, as JSON lines (one header per session, its episodes, its summaries)",
+        summary="Everything the caller stored, as JSON lines (one header per session, its episodes, "
+        "its summaries; the notes)",
+        parameters=[
+            OpenApiParameter(
+                "end_user", OpenApiTypes.STR, description="Only this end user's sessions and notes."
+            )
+        ],
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        response = StreamingHttpResponse(export_body(user_export_lines(user=request.user)), content_type=NDJSON)
+        end_user = request.query_params.get("end_user")
+        if end_user is not None and len(end_user) > END_USER_MAX_CHARS:
+            raise ValidationError({"end_user": f"At most {END_USER_MAX_CHARS} characters."})
+        lines = user_export_lines(user=request.user, end_user=end_user)
+        response = StreamingHttpResponse(export_body(lines), content_type=NDJSON)
         response["Content-Disposition"] = 'attachment; filename="nexus-export.jsonl"'
         response["Cache-Control"] = "no-store"
         return response

@@ -6,6 +6,8 @@ The prompt::
 
     User Question: {question}
 
+    What the user has asked you to keep in mind: {notes within CONTEXT_NOTES_SHARE: notes.context}
+
     Conversation Summary (earlier context):
     [8 May 2023 – 12 June 2023] {summary rows, oldest first, then the digest of uncovered episodes}
 
@@ -80,6 +82,7 @@ from summaries.context.layout import (
     format_pairs,
     render_prompt,
 )
+from summaries.context.notes_section import notes_first
 from summaries.context.retrieved import Chosen, needs_no_memory, retrieved_pieces
 from summaries.context.summary_ranking import compete
 from summaries.context.whole import full_history_tokens, whole_history_instead
@@ -133,6 +136,7 @@ class ContextResult:
     recent: list[int] = field(default_factory=list)
     digest: list[int] = field(default_factory=list)
     retrieved_by_rank: list[int] = field(default_factory=list)
+    notes: list[int] = field(default_factory=list)  # the notes about the person it carries
     # The whole history, in the seed's layout, cost no more than the context (summaries.context.whole).
     whole: bool = False
     # The question needs no memory (small talk): nothing earlier was offered, so the summaries
@@ -154,6 +158,7 @@ class ContextResult:
             "below_floor": [],
             "recent": [],
             "summaries_before_episode": None,
+            "notes": [],
         }
     )
 
@@ -170,6 +175,7 @@ class ContextResult:
             "retrieved": list(self.retrieved),
             "recent": list(self.recent),
             "digest": list(self.digest),
+            "notes": list(self.notes),
             "positions": {str(pk): position for pk, position in self.positions.items()},
             "passages": {str(pk): [list(span) for span in spans] for pk, spans in self.passages.items()},
             "other_sessions": {str(pk): uuid for pk, uuid in self.other_sessions.items()},
@@ -191,9 +197,15 @@ def build_context(
     exchanges written then (``sessions_app.question_dates``).
 
     ``ContextTooLarge`` when the question and the fixed text alone exceed
-    the budget: no prompt over budget is ever built.
+    the budget: no prompt over budget is ever built. The notes come first (``notes_section``).
     """
     budget = settings.CONTEXT_DEFAULT_BUDGET if budget is None else budget
+    assemble = lambda room: _assemble(session, question, room, asked_at)  # noqa: E731
+    return notes_first(assemble, session=session, question=question, budget=budget)
+
+
+def _assemble(session: ChatSession, question: str, budget: int, asked_at: datetime | None) -> ContextResult:
+    """The context without the notes, within ``budget``."""
     window = settings.CONTEXT_RECENT_EPISODES
     max_summaries = settings.CONTEXT_MAX_SUMMARIES
     # Retrieval begins first, when the counters say the session is longer
