@@ -48,13 +48,11 @@ Retrieval comes first because it is what keeps old facts: on the recall
 benchmark, the ranked exchanges keep far more of what a question asks
 about than summaries of the same size.
 
-Cost does not grow with the session: the recent episodes, the summary
-chain (at most ``CONTEXT_MAX_SUMMARIES`` rows) and the few uncovered
-episodes the digest quotes are one query of index probes; the retrieval is
-bounded by ``CONTEXT_RETRIEVE_CANDIDATES``, and of the ranked episodes (as
-many as ``sources.retrieval_depth``) those that may clear the floor are read
-with their marked words in two queries; their stored vectors are those
-retrieval read for its candidates (``summaries.context.retrieved``).
+Cost does not grow with the session: the recent episodes, the summary chain
+(at most ``CONTEXT_MAX_SUMMARIES`` rows) and the digest's few uncovered episodes
+are one query of index probes; retrieval is bounded by ``CONTEXT_RETRIEVE_CANDIDATES``;
+the ranked episodes that may clear the floor are read with their marked words in
+two queries, with the vectors retrieval read (``summaries.context.retrieved``).
 """
 
 from __future__ import annotations
