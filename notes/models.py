@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from sessions_app.access import session_confinement
 from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 
 NOTE_MAX_CHARS = 500
@@ -25,8 +26,9 @@ class NoteQuerySet(models.QuerySet):
         return self.filter(own)
 
     def of_owner(self, user, end_user: str | None = None) -> NoteQuerySet:
-        """``user``'s own notes; ``end_user`` None: every end user's."""
-        notes = self.filter(owner_id=user.pk)
+        """``user``'s own notes; ``end_user`` None: every end user's. A key
+        bound to an end user sees that end user's alone."""
+        notes = self.filter(session_confinement(user), owner_id=user.pk)
         return notes if end_user is None else notes.filter(end_user=end_user)
 
 

@@ -20,6 +20,7 @@ from nexus.api.pagination import SessionPagination
 from notes.api.serializers import NoteChangeSerializer, NoteSerializer, NoteWriteSerializer
 from notes.models import Note
 from notes.services import NoteInvalid, note_create, note_delete, note_list, note_update
+from sessions_app.access import end_user_written
 from sessions_app.errors import SessionNotFound
 from sessions_app.selectors import session_for_user
 
@@ -36,7 +37,7 @@ def note_for_user(user, note_id: str) -> Note:
     """The caller's own note with this id; ``NotFound`` for any other."""
     if not note_id.isascii() or not note_id.isdigit() or len(note_id) > 18:
         raise NotFound(NOT_FOUND)
-    note = Note.objects.select_related("session").filter(pk=int(note_id), owner_id=user.pk).first()
+    note = Note.objects.of_owner(user).select_related("session").filter(pk=int(note_id)).first()
     if note is None:
         raise NotFound(NOT_FOUND)
     return note
@@ -77,7 +78,7 @@ class NoteListView(generics.ListCreateAPIView):
                 owner=request.user,
                 kind=data["kind"],
                 text=data["text"],
-                end_user=data["end_user"],
+                end_user=end_user_written(request.user, data["end_user"], creating=True),
                 session=session,
             )
         except NoteInvalid as exc:

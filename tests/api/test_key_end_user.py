@@ -7,6 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from nexus.api.keys.services import key_create
+from notes.services import note_create
 from sessions_app.models import ChatSession
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
@@ -101,3 +102,21 @@ def test_an_unbound_key_reads_every_session_of_its_user(owner, people):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key_create(user=owner, name='all')[1]}")
     assert len(client.get("/api/sessions/").json()["results"]) == 3
+
+
+def test_notes_are_only_that_end_users(alice, owner):
+    mine = {
+        who: note_create(owner=owner, kind="fact", text=f"{who or 'owner'} keeps bees.", end_user=who)
+        for who in ("alice", "bob", "")
+    }
+    listed = alice.get("/api/notes/").json()["results"]
+    assert [n["id"] for n in listed] == [mine["alice"].pk]
+    assert alice.get("/api/notes/", {"end_user": "bob"}).json()["results"] == []
+    for other in (mine["bob"], mine[""]):
+        assert alice.get(f"/api/notes/{other.pk}/").status_code == 404
+        assert alice.patch(f"/api/notes/{other.pk}/", {"text": "x"}, format="json").status_code == 404
+        assert alice.delete(f"/api/notes/{other.pk}/").status_code == 404
+    refused = alice.post("/api/notes/", {"kind": "fact", "text": "Bob likes tea.", "end_user": "bob"}, format="json")
+    assert refused.status_code == 400 and "end_user" in refused.json()
+    made = alice.post("/api/notes/", {"kind": "fact", "text": "Alice likes tea."}, format="json")
+    assert made.status_code == 201 and made.json()["end_user"] == "alice"
