@@ -14,6 +14,14 @@ class SessionNotFound(NotFound):
         super().__init__(message)
 
 
+class EndUserLocked(ValueError):
+    """A new ``end_user`` for a session that already holds episodes: they
+    were told by the person it named, and stay that person's."""
+
+    def __init__(self) -> None:
+        super().__init__("Can only change while the session has no episodes.")
+
+
 class EpisodeDateInvalid(ValueError):
     """An episode's ``created_at`` that the session cannot take: in the
     future, earlier than the session's newest episode, or earlier than the

@@ -11,6 +11,18 @@ from django.utils import timezone
 
 from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
 
+#: The longest ``end_user`` taken: the client's own id for the person a session serves.
+END_USER_MAX_CHARS = 200
+
+
+class MemoryScope(models.TextChoices):
+    """What a session's memory reaches. ``session``: its own episodes only,
+    and it lends nothing. ``shared``: every shared session of the same owner
+    and the same ``end_user`` reads from and lends to the others."""
+
+    SESSION = "session"
+    SHARED = "shared"
+
 
 class ChatSession(models.Model):
     # The integer primary key stays inside (joins, task arguments); the uuid
@@ -22,6 +34,11 @@ class ChatSession(models.Model):
     )
     title = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # The person the session serves, in the client's own words (an
+    # application serving many people through one account); empty: the
+    # owner in person. Changes only while the session holds no episode.
+    end_user = models.CharField(max_length=END_USER_MAX_CHARS, blank=True, default="")
+    memory_scope = models.CharField(max_length=8, choices=MemoryScope.choices, default=MemoryScope.SESSION)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -60,6 +77,8 @@ class ChatSession(models.Model):
         ordering = ["-updated_at", "-pk"]
         indexes = [
             models.Index(fields=["owner", "-updated_at"], name="session_owner_recent_idx"),
+            # A person's sessions of one scope: the shared memory and the list filters look them up.
+            models.Index(fields=["owner", "end_user", "memory_scope"], name="session_person_scope_idx"),
             models.Index(
                 F("cached_last_position") - F("encoded_through_position"), name="session_unencoded_idx"
             ),

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from django.db import connections, router, transaction
-from django.db.models import Max, Value
+from django.db.models import Value
 from django.db.models.functions import Coalesce, Greatest
 from django.db.models.signals import post_save
 from django.utils import timezone
@@ -17,10 +17,15 @@ from django.utils import timezone
 from sessions_app.access import changes_all_sessions
 from sessions_app.episode_insert import EPISODE_FIELDS, fused_episode_insert_sql
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
-from sessions_app.history_fingerprint import EMPTY, exchange_digest, fingerprint_after
+from sessions_app.history_fingerprint import exchange_digest, fingerprint_after
 from sessions_app.models import ChatSession, Episode
-from sessions_app.search.maintenance import purge_deleted_terms
 from sessions_app.selectors import parse_session_uuid, session_for_user
+from sessions_app.session_writes import (  # noqa: F401 (the writes of sessions, named here with the rest)
+    session_counters_repair,
+    session_create,
+    session_delete,
+    session_update,
+)
 from sessions_app.signals import episodes_bulk_created
 from sessions_app.tokens import count_episode_tokens
 from sessions_app.validation import created_at_problems
@@ -31,68 +36,6 @@ class EpisodeInput(TypedDict):
     response: str
     metadata: NotRequired[dict]
     created_at: NotRequired[datetime | None]
-
-
-def session_create(
-    *, owner: Any, title: str = "", metadata: dict | None = None, keeps_fingerprint: bool = False
-) -> ChatSession:
-    """``keeps_fingerprint``: the session keeps a fingerprint of its history
-    (``sessions_app.history_fingerprint``), as the OpenAI endpoint's do."""
-    fingerprint = EMPTY if keeps_fingerprint else None
-    return ChatSession.objects.create(
-        owner=owner, title=title, metadata=metadata or {}, history_fingerprint=fingerprint
-    )
-
-
-def session_update(*, session: ChatSession, title: str | None = None, metadata: dict | None = None) -> ChatSession:
-    """Change a session's title and/or metadata; fields left as ``None`` stay as they are.
-
-    ``SessionNotFound`` if the session was deleted since it was read (a save would
-    fail on the missing row as a server error).
-    """
-    changes: dict[str, Any] = {"updated_at": timezone.now()}
-    if title is not None:
-        changes["title"] = title
-    if metadata is not None:
-        changes["metadata"] = metadata
-    if not ChatSession.objects.filter(pk=session.pk).update(**changes):
-        raise SessionNotFound
-    for name, value in changes.items():
-        setattr(session, name, value)
-    return session
-
-
-def session_counters_repair(*, session_pk: int) -> None:
-    """Set a session's counters to the aggregate over its episodes, under its
-    row lock; the position counter only rises, to the highest position held."""
-    with transaction.atomic():
-        ChatSession.objects.select_for_update().filter(pk=session_pk).first()
-        truth = ChatSession.objects.with_aggregate_stats().filter(pk=session_pk).first()
-        if truth is None:
-            return
-        newest = Episode.objects.filter(pk=truth.last_episode_id).values_list("created_at", flat=True).first()
-        highest = Episode.objects.filter(session_id=session_pk).aggregate(m=Max("position"))["m"] or 0
-        ChatSession.objects.filter(pk=session_pk).update(
-            cached_episode_count=truth.episode_count,
-            cached_total_tokens=truth.total_tokens,
-            cached_last_episode_id=truth.last_episode_id,
-            cached_last_episode_at=newest,
-            # Never lowered: a position once given is not given again.
-            cached_last_position=Greatest("cached_last_position", Value(highest)),
-        )
-
-
-def session_delete(*, session: ChatSession) -> None:
-    """Delete a session with its episodes, summaries and state (cascade), and
-    its words with them from the full-text index's data (SQLite keeps them
-    in its segments until they are merged; ``purge_deleted_terms``)."""
-    using = router.db_for_write(Episode)
-    with transaction.atomic(using=using):
-        _, deleted = session.delete()
-        # SQLite rewrites its whole index for this (a cost that grows with
-        # the index), so only when words were indexed.
-        if deleted.get(Episode._meta.label):
-            purge_deleted_terms(using=using)
 
 
 @functools.cache

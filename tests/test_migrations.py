@@ -153,3 +153,30 @@ def test_episodes_are_given_their_sessions_owner_and_searched_across_sessions_by
         assert indexes["episode_owner_search_idx"] and indexes["episode_owner_id_idx"]
         assert "episode_search_idx" not in indexes  # replaced
         assert triggers == 0  # the fill for older writers is gone with the migration
+
+
+# --- whose memory (sessions_app 0012) -------------------------------------------
+
+BEFORE_SCOPE = [("sessions_app", "0011_episode_vector_spans")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sessions_made_for_an_openai_user_become_that_end_users_shared_memory():
+    old = _migrate(BEFORE_SCOPE)
+    try:
+        user = old.get_model("auth", "User").objects.create(username="scoped")
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        plain = OldSession.objects.create(owner=user, title="Plain", metadata={"topic": "x"})
+        alice = OldSession.objects.create(owner=user, title="For alice", metadata={"openai_user": "alice"})
+        too_long = OldSession.objects.create(owner=user, title="Long", metadata={"openai_user": "u" * 256})
+    finally:
+        _migrate(_latest())
+
+    rows = {
+        row["pk"]: (row["end_user"], row["memory_scope"])
+        for row in ChatSession.objects.values("pk", "end_user", "memory_scope")
+    }
+    assert rows[plain.pk] == ("", "session")
+    assert rows[alice.pk] == ("alice", "shared")
+    # Never cut to a prefix another end user could share.
+    assert rows[too_long.pk] == ("", "session")

@@ -28,6 +28,9 @@ after it either: a change published meanwhile may never have reached it.
 
 A request whose token is refused counts against the anonymous throttle
 before its 401, so guessing tokens is limited like any anonymous traffic.
+
+The token is sent as ``Authorization: Token <key>`` or, as OpenAI clients
+and most HTTP libraries send a key, ``Authorization: Bearer <key>``.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from django.contrib.auth.hashers import get_hasher, identify_hasher
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_save
 from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.authtoken.models import Token
 
 from nexus.api import polled_generation
@@ -109,14 +112,34 @@ def forget_tokens(*, user_pk: int | None = None, key: str | None = None) -> None
 
 
 class CachedTokenAuthentication(TokenAuthentication):
+    #: The schemes a key may be sent under; ``keyword`` names the first in a 401's ``WWW-Authenticate``.
+    keywords: tuple[str, ...] = ("Token", "Bearer")
+
     def authenticate(self, request: Any) -> tuple[Any, Token] | None:
         try:
-            return super().authenticate(request)
+            key = self.sent_key(request)
+            return None if key is None else self.authenticate_credentials(key)
         except exceptions.AuthenticationFailed:
             wait = anonymous_wait(request)
             if wait is not None:
                 raise exceptions.Throttled(wait) from None
             raise
+
+    def sent_key(self, request: Any) -> str | None:
+        """The key of the ``Authorization`` header under one of ``keywords``;
+        ``None`` for another scheme (another authentication may take it)."""
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() not in {word.lower().encode() for word in self.keywords}:
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed(
+                f"Invalid {parts[0].decode(errors='replace')} header: send one key, without spaces."
+            )
+        try:
+            return parts[1].decode()
+        except UnicodeError:
+            message = "Invalid token header: the key has invalid characters."
+            raise exceptions.AuthenticationFailed(message) from None
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         ttl = settings.API_TOKEN_CACHE_SECONDS

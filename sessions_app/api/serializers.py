@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from nexus.api.pagination import MAX_ID
 from sessions_app.api.validators import LimitedTextField, MetadataField
-from sessions_app.models import ChatSession, Episode
+from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 from sessions_app.validation import episode_problems
 
 
@@ -25,6 +25,20 @@ class SessionSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="uuid", read_only=True)
     title = serializers.CharField(max_length=200, required=False, allow_blank=True, trim_whitespace=False)
     metadata = MetadataField()
+    end_user = serializers.CharField(
+        max_length=END_USER_MAX_CHARS,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="The person the session serves, in your own id for them (empty: you in person). "
+        "Changeable only while the session has no episodes.",
+    )
+    memory_scope = serializers.ChoiceField(
+        choices=MemoryScope.choices,
+        required=False,
+        help_text="'session': its own episodes only (default). 'shared': reads from and lends to every "
+        "other shared session of the same end_user.",
+    )
     episode_count = serializers.IntegerField(read_only=True)
     total_tokens = serializers.IntegerField(read_only=True)
     last_episode_id = serializers.IntegerField(read_only=True, allow_null=True)
@@ -36,6 +50,8 @@ class SessionSerializer(serializers.ModelSerializer):
             "id",
             "title",
             "metadata",
+            "end_user",
+            "memory_scope",
             "created_at",
             "updated_at",
             "episode_count",
@@ -51,6 +67,16 @@ class SessionSerializer(serializers.ModelSerializer):
         except ObjectDoesNotExist:
             # No state row yet: nothing was ever queued for this session.
             return "idle"
+
+
+class SessionFilterSerializer(serializers.Serializer):
+    """``?end_user=&memory_scope=`` of the session list: absent, all;
+    ``end_user`` present and empty, the owner's sessions in person."""
+
+    end_user = serializers.CharField(
+        max_length=END_USER_MAX_CHARS, required=False, allow_blank=True, trim_whitespace=False
+    )
+    memory_scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
 
 
 class EpisodeSerializer(serializers.Serializer):

@@ -38,12 +38,13 @@ from sessions_app.api.serializers import (
     EpisodeSerializer,
     EpisodeStatsSerializer,
     EpisodeWriteSerializer,
+    SessionFilterSerializer,
     SessionSerializer,
     episode_payload,
     plain_episode_input,
 )
-from sessions_app.errors import EpisodeDateInvalid
-from sessions_app.models import ChatSession, Episode
+from sessions_app.errors import EndUserLocked, EpisodeDateInvalid
+from sessions_app.models import ChatSession, Episode, MemoryScope
 from sessions_app.selectors import session_for_user
 from sessions_app.services import (
     episode_create_for_user,
@@ -100,9 +101,15 @@ class SessionListView(generics.ListCreateAPIView):
     pagination_class = SessionPagination
 
     def get_queryset(self) -> QuerySet[ChatSession]:
-        return sessions_with_stats().visible_to(self.request.user)
+        sessions = sessions_with_stats().visible_to(self.request.user)
+        filters = SessionFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return sessions.filter(**filters.validated_data)
 
-    @extend_schema(summary="List the sessions you can see, most recently active first, with stats")
+    @extend_schema(
+        summary="List the sessions you can see, most recently active first, with stats",
+        parameters=[SessionFilterSerializer],
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -115,6 +122,9 @@ class SessionListView(generics.ListCreateAPIView):
             owner=request.user,
             title=serializer.validated_data.get("title", ""),
             metadata=serializer.validated_data.get("metadata"),
+            end_user=serializer.validated_data.get("end_user", ""),
+            # An application serving many people opts in: nothing crosses between them by default.
+            memory_scope=serializer.validated_data.get("memory_scope", MemoryScope.SESSION),
         )
         session = session_for_user(request.user, created.uuid, queryset=sessions_with_stats())
         return Response(self.get_serializer(session).data, status=status.HTTP_201_CREATED)
@@ -130,7 +140,7 @@ class SessionDetailView(APIView):
         return Response(SessionSerializer(session).data)
 
     @extend_schema(
-        summary="Change a session's title or metadata",
+        summary="Change a session's title, metadata, memory_scope, or end_user (while it has no episodes)",
         request=SessionSerializer,
         responses={200: SessionSerializer},
     )
@@ -140,11 +150,10 @@ class SessionDetailView(APIView):
         session = session_for_user(request.user, uuid, queryset=sessions_with_stats(), change=True)
         serializer = SessionSerializer(session, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        session_update(
-            session=session,
-            title=serializer.validated_data.get("title"),
-            metadata=serializer.validated_data.get("metadata"),
-        )
+        try:
+            session_update(session=session, **serializer.validated_data)
+        except EndUserLocked as err:
+            raise ValidationError({"end_user": [str(err)]}) from None
         return Response(SessionSerializer(session).data)
 
     @extend_schema(summary="Delete a session and everything in it", responses={204: None})

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from sessions_app.models import END_USER_MAX_CHARS
 from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import episode_text_problem, text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
@@ -22,10 +23,10 @@ from summaries.openai_api.errors import OpenAIError, invalid, unsupported
 INSTRUCTION_ROLES = ("system", "developer")
 BUDGET_MIN, BUDGET_MAX = 1, 1_000_000
 STOP_MAX = 4
-#: The longest ``user`` taken. It is stored on the session it names and on
-#: every episode of it, within the metadata limit; OpenAI's own guidance is
-#: a hashed identifier, far shorter.
-USER_MAX_CHARS = 256
+#: The longest ``user`` taken: it becomes the session's ``end_user`` and is
+#: stored on every episode of it, within the metadata limit; OpenAI's own
+#: guidance is a hashed identifier, far shorter.
+USER_MAX_CHARS = END_USER_MAX_CHARS
 #: Keys read (or checked to be neutral) below; any other is refused by name.
 KNOWN_KEYS = frozenset(
     {

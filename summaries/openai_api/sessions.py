@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sessions_app.models import ChatSession
+from sessions_app.models import ChatSession, MemoryScope
 from sessions_app.selectors import session_for_user
 from sessions_app.services import EpisodeInput, episodes_bulk_create, session_create
 from sessions_app.validation import batch_problem, episode_problems
@@ -63,7 +63,11 @@ def session_for_openai_user(*, caller: Any, openai_user: str) -> ChatSession:
     if found is not None:
         return found
     return session_create(
-        owner=caller, title=f"OpenAI user {openai_user}"[:200], metadata={OPENAI_USER_KEY: openai_user}
+        owner=caller,
+        title=f"OpenAI user {openai_user}"[:200],
+        metadata={OPENAI_USER_KEY: openai_user},
+        end_user=openai_user,
+        memory_scope=MemoryScope.SHARED,
     )
 
 

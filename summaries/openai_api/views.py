@@ -50,6 +50,7 @@ class BearerTokenAuthentication(CachedTokenAuthentication):
     """The Nexus API tokens, sent as OpenAI clients send their key."""
 
     keyword = "Bearer"
+    keywords = ("Bearer",)
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):

@@ -239,3 +239,32 @@ def test_invalid_tokens_count_against_the_anonymous_throttle(db, settings):
     codes = [client.get("/api/sessions/").status_code for _ in range(4)]
     assert codes == [401, 401, 401, 429]
     assert APIClient().post("/api/auth/token/", {}, format="json").status_code == 429
+
+
+def test_the_account_token_works_as_bearer(owner, session):
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+    assert client.get(f"/api/sessions/{session.uuid}/").status_code == 200
+    with CaptureQueriesContext(connection) as ctx:  # remembered as a Token header is
+        assert client.get(f"/api/sessions/{session.uuid}/episode-stats/").status_code == 200
+    assert [q for q in ctx.captured_queries if "authtoken_token" in q["sql"]] == []
+    token.delete()
+    assert client.get("/api/sessions/").status_code == 401
+
+
+@pytest.mark.parametrize("header", ["Bearer not-a-real-token", "Bearer", "Bearer two parts"])
+def test_a_bad_bearer_header_is_401(db, header):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    response = client.get("/api/sessions/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_another_scheme_is_not_taken_for_a_token(db):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Basic b3duZXI6eA==")
+    response = client.get("/api/sessions/")
+    assert response.status_code in (401, 403)
+    assert "not provided" in response.json()["detail"]

@@ -20,6 +20,8 @@ SESSION_FIELDS = {
     "id",
     "title",
     "metadata",
+    "end_user",
+    "memory_scope",
     "created_at",
     "updated_at",
     "episode_count",

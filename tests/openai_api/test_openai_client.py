@@ -46,6 +46,7 @@ def test_plain_reply_usage_and_session_header(client, model, settings, backend):
     episode = Episode.objects.get(session=session)
     assert episode.response == completion.choices[0].message.content
     assert episode.metadata["openai_user"] == "alice"
+    assert (session.end_user, session.memory_scope) == ("alice", "shared")
     sent = chat_requests(model, "What is the capital of France?")[-1]
     if backend == "ollama":
         assert "user" not in sent and sent["options"]["seed"] == 7
