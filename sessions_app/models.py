@@ -83,7 +83,7 @@ class ChatSession(models.Model):
                 F("cached_last_position") - F("encoded_through_position"), name="session_unencoded_idx"
             ),
             models.Index(
-                fields=["owner", "history_fingerprint"],
+                fields=["owner", "end_user", "history_fingerprint"],
                 condition=Q(history_fingerprint__isnull=False),
                 name="session_history_fp_idx",
             ),

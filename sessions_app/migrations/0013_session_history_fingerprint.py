@@ -28,7 +28,7 @@ def fingerprint_endpoint_sessions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0011_episode_vector_spans"),
+        ("sessions_app", "0012_session_end_user_memory_scope"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
             model_name="chatsession",
             index=models.Index(
                 condition=models.Q(("history_fingerprint__isnull", False)),
-                fields=["owner", "history_fingerprint"],
+                fields=["owner", "end_user", "history_fingerprint"],
                 name="session_history_fp_idx",
             ),
         ),

@@ -23,9 +23,9 @@ from summaries.openai_api.errors import OpenAIError, invalid, unsupported
 INSTRUCTION_ROLES = ("system", "developer")
 BUDGET_MIN, BUDGET_MAX = 1, 1_000_000
 STOP_MAX = 4
-#: The longest ``user`` taken: it becomes the session's ``end_user`` and is
-#: stored on every episode of it, within the metadata limit; OpenAI's own
-#: guidance is a hashed identifier, far shorter.
+#: The longest ``user`` (or ``safety_identifier``) taken: it becomes the
+#: session's ``end_user`` (and ``user`` is kept on each episode it stores);
+#: OpenAI's own guidance is a hashed identifier, far shorter.
 USER_MAX_CHARS = END_USER_MAX_CHARS
 #: Keys read (or checked to be neutral) below; any other is refused by name.
 KNOWN_KEYS = frozenset(
@@ -34,6 +34,7 @@ KNOWN_KEYS = frozenset(
         "max_completion_tokens", "stop", "seed", "presence_penalty", "frequency_penalty", "user",
         "n", "logprobs", "top_logprobs", "parallel_tool_calls", "store", "metadata", "tools",
         "tool_choice", "functions", "function_call", "audio", "modalities", "response_format",
+        "safety_identifier",
     }
 )  # fmt: skip
 RANGES = {
@@ -68,9 +69,15 @@ class ChatRequest:
     max_tokens: int | None = None
     sampling: dict[str, Any] = field(default_factory=dict)
     user: str | None = None
+    safety_identifier: str | None = None
     session: str | None = None
     budget: int | None = None
     asked_at: datetime | None = None  # metadata.nexus_asked_at
+
+    @property
+    def end_user(self) -> str | None:
+        """Whom the client serves: ``user``, else ``safety_identifier``; ``None``: neither given."""
+        return self.user or self.safety_identifier
 
 
 def _number(body: dict[str, Any], name: str) -> float | None:
@@ -179,18 +186,18 @@ def _stop(value: Any) -> list[str] | str | None:
     raise invalid("stop", f"'stop' must be a string or an array of at most {STOP_MAX} strings.")
 
 
-def _user(value: Any) -> str | None:
+def _user(value: Any, name: str = "user") -> str | None:
     """The end user's identifier: stored (on the session and its episodes),
     so held to what the database and the metadata limit take."""
     if value is None:
         return None
     if not isinstance(value, str):
-        raise invalid("user", "'user' must be a string.")
+        raise invalid(name, f"{name!r} must be a string.")
     if len(value) > USER_MAX_CHARS:
-        raise invalid("user", f"'user' must be at most {USER_MAX_CHARS} characters (got {len(value)}).")
+        raise invalid(name, f"{name!r} must be at most {USER_MAX_CHARS} characters (got {len(value)}).")
     problem = text_problem(value)
     if problem:
-        raise invalid("user", f"'user': {problem}")
+        raise invalid(name, f"{name!r}: {problem}")
     return value
 
 
@@ -288,6 +295,7 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         max_tokens=max_tokens,
         sampling={name: value for name, value in sampling.items() if value is not None},
         user=user or None,
+        safety_identifier=_user(body.get("safety_identifier"), "safety_identifier") or None,
         session=(header_session or session or None),
         budget=budget,
         asked_at=asked_at,
