@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 
 from sessions_app.history_fingerprint import history_fingerprint
@@ -113,8 +114,8 @@ def resolve_session(
     (the user/assistant messages before ``question``) holds a pair; else a
     new session for that end user, its memory shared with their other
     sessions when one is named, into which the earlier pairs are imported
-    first. A session created here stays even when the call then fails, so a
-    retry (the same messages) finds it.
+    first (both or neither). A session created here stays even when the
+    call then fails, so a retry of a call with earlier messages finds it.
     """
     if named:
         return session_for_user(caller, named, change=True), True
@@ -122,14 +123,15 @@ def resolve_session(
     if _paired(history) and (found := conversation_session(caller=caller, end_user=person, history=history)):
         return found, True
     pairs = history_pairs(history)  # checked before the session is made
-    session = session_create(
-        owner=caller,
-        title=conversation_title(history, question),
-        end_user=person,
-        memory_scope=MemoryScope.SHARED if end_user else MemoryScope.SESSION,
-        keeps_fingerprint=True,
-    )
-    episodes_bulk_create(session=session, items=pairs)
+    with transaction.atomic():
+        session = session_create(
+            owner=caller,
+            title=conversation_title(history, question),
+            end_user=person,
+            memory_scope=MemoryScope.SHARED if end_user else MemoryScope.SESSION,
+            keeps_fingerprint=True,
+        )
+        episodes_bulk_create(session=session, items=pairs)
     return session, False
 
 
