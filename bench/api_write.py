@@ -12,10 +12,13 @@ broker so the summarization gate can enqueue) in the same run:
 Rounds alternate between the two so background noise hits both alike; the
 medians of the rounds are compared. Goal: API rate / bare rate >= 0.8.
 
-    .venv/bin/python bench/api_write.py [--rounds 6] [--seconds 5] [--concurrency 4] [--without-gate]
+    .venv/bin/python bench/api_write.py [--rounds 6] [--seconds 5] [--concurrency 4] [--without-gate] [--key]
 
 ``--without-gate`` adds a diagnostic run with the post_save summarization
 trigger disconnected (bench/write_urls.py), to show what the gate costs.
+``--key`` adds a third load: the same API writes with an API key as
+``Authorization: Bearer`` instead of the account token (goal: key rate /
+token rate >= 0.9).
 
 ``BENCH_DATABASE_URL`` (default ``nexus_api_bench``), ``BENCH_BROKER_URL``
 (default Redis db 5).
@@ -57,50 +60,73 @@ def main() -> None:
     parser.add_argument(
         "--without-gate", action="store_true", help="also measure with the summarization trigger disconnected"
     )
+    parser.add_argument(
+        "--key", action="store_true", help="also write with an API key (Bearer), to compare with the account token"
+    )
     args = parser.parse_args()
 
     auth, (api_session, bare_session) = bench_writer("api write bench", "bare write bench")
     with connection.cursor() as cursor:
         create_position_sequence(cursor)
+    loads = {
+        "api": (f"/api/sessions/{api_session.uuid}/episodes/", auth),
+        "bare": (f"/bench/bare-episode/{bare_session.pk}/", {}),
+    }
+    if args.key:
+        loads["key"] = (loads["api"][0], {"Authorization": f"Bearer {bench_key(api_session.owner)}"})
     connection.close()
 
     body = json.dumps(PAYLOAD).encode()
-    api = (f"/api/sessions/{api_session.uuid}/episodes/", auth)
-    bare = (f"/bench/bare-episode/{bare_session.pk}/", {})
-
     print(f"concurrency {args.concurrency}, {args.rounds} rounds of {args.seconds:.0f} s each")
-    api_rate, bare_rate, errors = measure(args, body, api, bare)
+    rates, errors = measure(args, body, loads)
     stored = ChatSession.objects.with_stats().get(pk=api_session.pk)
     print()
-    print(f"API  single writes: {api_rate:8.1f} episodes/s (median; errors {errors})")
-    print(f"bare single writes: {bare_rate:8.1f} episodes/s (median)")
-    print(f"ratio API/bare:     {api_rate / bare_rate:8.2f}  (goal >= 0.80)")
+    print(f"API  single writes: {rates['api']:8.1f} episodes/s (median; errors {errors})")
+    print(f"bare single writes: {rates['bare']:8.1f} episodes/s (median)")
+    print(f"ratio API/bare:     {rates['api'] / rates['bare']:8.2f}  (goal >= 0.80)")
+    if args.key:
+        print(f"API key writes:     {rates['key']:8.1f} episodes/s (median)")
+        print(f"ratio key/token:    {rates['key'] / rates['api']:8.2f}  (goal >= 0.90)")
     print(f"API session now holds {stored.episode_count} episodes; counters {stored.cached_episode_count}")
     if args.without_gate:
         print()
         print("diagnostic: the same with the summarization trigger (post_save -> gate) disconnected")
-        api_rate, bare_rate, errors = measure(args, body, api, bare, BENCH_WITHOUT_GATE="1")
-        print(f"API without gate:   {api_rate:8.1f} episodes/s; bare {bare_rate:8.1f}; ratio {api_rate / bare_rate:.2f}")
+        rates, errors = measure(args, body, loads, BENCH_WITHOUT_GATE="1")
+        print(
+            f"API without gate:   {rates['api']:8.1f} episodes/s; bare {rates['bare']:8.1f}; "
+            f"ratio {rates['api'] / rates['bare']:.2f}"
+        )
+
+
+def bench_key(user) -> str:
+    """A new API key of the bench user (each run its own: the key is shown once)."""
+    from nexus.api.keys.services import key_create
+
+    return key_create(user=user, name="api write bench")[1]
 
 
 def measure(
-    args: argparse.Namespace, body: bytes, api: tuple[str, dict], bare: tuple[str, dict], **env: str
-) -> tuple[float, float, int]:
+    args: argparse.Namespace, body: bytes, loads: dict[str, tuple[str, dict]], **env: str
+) -> tuple[dict[str, float], int]:
+    """The median rate of each load, the loads taking turns in a rotating order."""
+    rates: dict[str, list[float]] = {name: [] for name in loads}
+    errors = 0
     with gunicorn(**env) as port:
-        # Warm both paths (imports, connections, tiktoken) before measuring.
-        for path, headers in (api, bare):
+        # Warm every path (imports, connections, tiktoken) before measuring.
+        for path, headers in loads.values():
             run_load(port, path, body, headers=headers, seconds=1.0, concurrency=args.concurrency)
-        api_rates, bare_rates, errors = [], [], 0
+        names = list(loads)
         for n in range(args.rounds):
-            order = (api, bare) if n % 2 == 0 else (bare, api)
-            for path, headers in order:
+            for name in names[n % len(names) :] + names[: n % len(names)]:
+                path, headers = loads[name]
                 result = run_load(
                     port, path, body, headers=headers, seconds=args.seconds, concurrency=args.concurrency
                 )
                 errors += result.errors
-                (api_rates if path == api[0] else bare_rates).append(result.rate)
-                print(f"  round {n + 1}: {'api ' if path == api[0] else 'bare'} {result.rate:8.1f} req/s")
-    return statistics.median(api_rates), statistics.median(bare_rates), errors
+                rates[name].append(result.rate)
+                print(f"  round {n + 1}: {name:4} {result.rate:8.1f} req/s")
+    return {name: statistics.median(values) for name, values in rates.items()}, errors
+
 
 if __name__ == "__main__":
     main()

@@ -86,6 +86,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_pairs(name: str) -> dict[str, str]:
+    """``name=value`` items separated by commas (``a=x,b=y``), into a dict;
+    ``{}`` when unset or empty. An item without ``=``, with an empty side or
+    a name given twice stops start-up naming the variable and the item."""
+    pairs: dict[str, str] = {}
+    for item in os.environ.get(name, "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or not value or key in pairs:
+            reason = "is named twice" if key in pairs else "must be name=value"
+            raise ImproperlyConfigured(f"Environment variable {name}: {item.strip()!r} {reason}.")
+        pairs[key] = value
+    return pairs
+
+
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     value = os.environ.get(name, default).strip().lower()
     if value not in choices:

@@ -13,6 +13,7 @@ from nexus.env import (
     env_float,
     env_int,
     env_list,
+    env_pairs,
     env_required,
     env_str,
     file_secret,
@@ -70,6 +71,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "nexus.shared_store",
+    "nexus.api.keys",
     "sessions_app",
     "summaries",
 ]
@@ -187,6 +189,10 @@ API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 # (sessions_app.idempotency).
 IDEMPOTENCY_KEY_TTL_SECONDS = env_int("IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, minimum=60)
 API_BULK_MAX_EPISODES = env_int("API_BULK_MAX_EPISODES", 500, minimum=1)
+# The MCP server over streamable HTTP (`manage.py mcp --http`, the Procfile's `mcp`): its own
+# process, as the SDK's server is ASGI. Clients send an API key as `Authorization: Bearer`.
+MCP_HOST = env_str("MCP_HOST") or "0.0.0.0"
+MCP_PORT = env_int("MCP_PORT", 8100, minimum=1, maximum=65535)
 EPISODE_MAX_CHARS = env_int("EPISODE_MAX_CHARS", 100_000, minimum=1)
 SUMMARY_CONTENT_MAX_CHARS = env_int("SUMMARY_CONTENT_MAX_CHARS", 20_000, minimum=1)
 API_METADATA_MAX_BYTES = env_int("API_METADATA_MAX_BYTES", 16_384, minimum=2)
@@ -229,6 +235,14 @@ INFERENCE_TIMEOUT_SECONDS = env_float("INFERENCE_TIMEOUT_SECONDS", 60.0, minimum
 INFERENCE_CONNECT_TIMEOUT_SECONDS = env_float("INFERENCE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 UTILITY_MODEL = env_str("UTILITY_MODEL", "qwen2.5:1.5b")
 CHAT_MODEL = env_str("CHAT_MODEL", "qwen2.5:7b")
+# Model names a /v1 client may send for CHAT_MODEL, so a framework's default name works:
+# "gpt-4o-mini=qwen2.5:7b,*=qwen2.5:7b" ("*": any other name). Each must name CHAT_MODEL.
+OPENAI_MODEL_ALIASES = env_pairs("OPENAI_MODEL_ALIASES")
+if stray := sorted(name for name, target in OPENAI_MODEL_ALIASES.items() if target != CHAT_MODEL):
+    raise ImproperlyConfigured(
+        f"Environment variable OPENAI_MODEL_ALIASES: {', '.join(stray)} "
+        f"must map to CHAT_MODEL={CHAT_MODEL!r}."
+    )
 # The most a chat turn (web, API or OpenAI-compatible) sends the chat model,
 # whatever budget the caller asks for: system messages, memory and question.
 # The longest a chat turn (web, API or OpenAI-compatible) may take, model reply included:

@@ -3,6 +3,8 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from nexus.admin_usage import usage_admin_view
+from nexus.api.keys.urls import api_urlpatterns as key_api_urls
+from nexus.api.keys.urls import page_urlpatterns as key_page_urls
 from nexus.failures import unknown_api_address
 from nexus.health import healthz
 from nexus.login_limit import limited_login
@@ -28,12 +30,14 @@ urlpatterns = [
         with_csp(SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api_docs.html")),
         name="api-docs",
     ),
+    path("api/", include(key_api_urls)),
     path("api/", include("sessions_app.api.urls")),
     path("api/", include("summaries.api.urls")),
     path("api/", include("summaries.api.context_urls")),
     path("v1/", include("summaries.openai_api.urls")),
     # After every API route: any other address under them is a JSON 404, in DEBUG too.
     re_path(r"^(?:api|v1)/", unknown_api_address, name="unknown-api-address"),
+    path("", include(key_page_urls)),
     path("", include("sessions_app.urls")),
     path("", include("summaries.page_urls")),
 ]

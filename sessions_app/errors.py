@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from nexus.errors import NotFound
+from django.core.exceptions import ValidationError
+
+from nexus.errors import Conflict, NotFound
 
 
 class SessionNotFound(NotFound):
@@ -12,6 +14,15 @@ class SessionNotFound(NotFound):
 
     def __init__(self, message: str = "No such session.") -> None:
         super().__init__(message)
+
+
+class EndUserNotAllowed(ValidationError):
+    """A session of another end user than the one the caller's API key is
+    bound to. A Django ``ValidationError`` naming ``end_user``: the API
+    answers it as a 400 naming the field."""
+
+    def __init__(self, bound: str) -> None:
+        super().__init__({"end_user": [f"This API key acts only for the end user {bound!r}."]})
 
 
 class EndUserLocked(ValueError):
@@ -38,3 +49,21 @@ def earlier_than_newest(newest: datetime | None, *, position: int = 0) -> Episod
     return EpisodeDateInvalid(
         f"Must not be earlier than the session's latest episode ({shown}).", position=position
     )
+
+
+class EpisodeNotFound(NotFound):
+    """No episode with that id in the session (deleted, or another session's)."""
+
+    def __init__(self, message: str = "No such episode in this session.") -> None:
+        super().__init__(message)
+
+
+class ReplyAlreadyStored(Conflict):
+    """A reply was given for an exchange that already has one: a reply is filled in once."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This exchange already has its reply; a reply is filled in once (delete the exchange to "
+            "store it again).",
+            field="response",
+        )

@@ -70,6 +70,10 @@ class ChatSession(models.Model):
     # lock; kept only for sessions the OpenAI endpoint makes (``NULL``
     # otherwise), which find a stateless client's conversation by it.
     history_fingerprint = models.CharField(max_length=64, null=True, blank=True, editable=False)
+    # Raised whenever an exchange is deleted or its text changes (a reply
+    # filled in): what a process keeps of the session's vectors, read under
+    # an older value, is read again (``sessions_app.semantic.neighbours``).
+    history_revision = models.PositiveIntegerField(default=0, db_default=0, editable=False)
 
     objects = ChatSessionQuerySet.as_manager()
 

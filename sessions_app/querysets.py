@@ -31,7 +31,7 @@ from django.db.models import Count, F, Func, Max, Min, OuterRef, Subquery, Sum, 
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 
-from sessions_app.access import changes_all_sessions, reads_all_sessions
+from sessions_app.access import changes_all_sessions, reads_all_sessions, session_confinement
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -88,7 +88,7 @@ class ChatSessionQuerySet(models.QuerySet):
             return self.none()
         if every(user):
             return self
-        return self.filter(owner=user)
+        return self.filter(session_confinement(user), owner=user)
 
     def stats_for(self, session_pk: int) -> SessionStats:
         """Stats of one session from its counters, in one query of constant cost."""

@@ -98,6 +98,7 @@ class PendingRanking:
         closeness = semantic.closeness(
             session_pk=self.session.pk,
             newest_episode_id=self.session.cached_last_episode_id,
+            revision=self.session.history_revision,
             vector=self.vector.result(),
             scan=settings.CONTEXT_SEMANTIC_CANDIDATES,
             exclude_ids=excluded,

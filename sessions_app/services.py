@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.db.models.signals import post_save
 from django.utils import timezone
 
-from sessions_app.access import changes_all_sessions
+from sessions_app.access import changes_all_sessions, session_confinement
 from sessions_app.episode_insert import EPISODE_FIELDS, fused_episode_insert_sql
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
 from sessions_app.history_fingerprint import exchange_digest, fingerprint_after
@@ -168,13 +168,14 @@ def episode_create_for_user(
     BEGIN, UPDATE, INSERT and COMMIT. The row comes back as a model instance
     through ``Model.from_db``, as the ORM builds every row it reads, and
     ``post_save`` is sent as ``Model.save()`` sends it, so the summarization
-    trigger runs as usual (after the commit). Other databases take the
-    two-step path.
+    trigger runs as usual (after the commit). Other databases, and a key
+    bound to an end user, take the two-step path.
     """
     parsed = parse_session_uuid(session_uuid)
     alias = router.db_for_write(Episode)
     connection = connections[alias]
-    if connection.vendor != "postgresql" or not user.is_authenticated:
+    fused = connection.vendor == "postgresql" and user.is_authenticated
+    if not fused or session_confinement(user):
         session = session_for_user(user, parsed, change=True)
         return episode_create(
             session=session, user_input=user_input, response=response, metadata=metadata, created_at=created_at

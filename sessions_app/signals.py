@@ -12,3 +12,11 @@ import django.dispatch
 # ``sender=ChatSession, session_pk=<pk>, episodes=<list of the new Episodes>``.
 # A receiver that acts on the new rows defers the work to ``on_commit``.
 episodes_bulk_created = django.dispatch.Signal()
+
+# Sent by ``sessions_app.history`` inside the transaction that deleted
+# exchanges, after the rows are gone and under the session's row lock:
+# ``sender=ChatSession, session_pk=<pk>, episodes=<list of (id, position)>``
+# for single deletions, or ``episodes=None`` when the whole history was
+# cleared. A receiver removes what it derived from them in the same
+# transaction, so no trace outlives the commit.
+episodes_deleted = django.dispatch.Signal()

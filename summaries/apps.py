@@ -11,9 +11,14 @@ class SummariesConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from sessions_app.models import ChatSession, Episode
-        from sessions_app.signals import episodes_bulk_created
+        from sessions_app.signals import episodes_bulk_created, episodes_deleted
         from summaries.models import Summary
-        from summaries.signals import episode_saved, episodes_bulk_created_received, summary_saved
+        from summaries.signals import (
+            episode_saved,
+            episodes_bulk_created_received,
+            episodes_deleted_received,
+            summary_saved,
+        )
 
         post_save.connect(episode_saved, sender=Episode, dispatch_uid="summaries.episode_saved")
         post_save.connect(summary_saved, sender=Summary, dispatch_uid="summaries.summary_saved")
@@ -21,4 +26,7 @@ class SummariesConfig(AppConfig):
             episodes_bulk_created_received,
             sender=ChatSession,
             dispatch_uid="summaries.episodes_bulk_created_received",
+        )
+        episodes_deleted.connect(
+            episodes_deleted_received, sender=ChatSession, dispatch_uid="summaries.episodes_deleted_received"
         )

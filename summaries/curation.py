@@ -74,9 +74,11 @@ def summary_curate(*, summary: Summary, content: str, actor=None, source: str = 
         locked.curated = True
         locked.curated_by = _person(actor)
         locked.replaced_curation = False
+        locked.review_note = ""  # a person wrote it again: reviewed
         locked.save(
             update_fields=[
-                "content", "token_count", "curated", "curated_by", "replaced_curation", "updated_at"
+                "content", "token_count", "curated", "curated_by", "replaced_curation", "review_note",
+                "updated_at",
             ]
         )
     return locked

@@ -112,7 +112,7 @@ def check_model_call_allowed(*, user: Any) -> None:
         raise ModelCallCapReached(cap=cap, wait=wait)
 
 
-def chat_call_record(*, user: Any, session: ChatSession, client: InferenceClient) -> None:
+def chat_call_record(*, user: Any, session: ChatSession | None, client: InferenceClient) -> None:
     """Record the chat-model call about to be made through ``client`` for
     ``user``: it counts whether or not the model answers. Nothing for a
     client that calls no model, nor without a cap: the row exists only to be
@@ -121,6 +121,6 @@ def chat_call_record(*, user: Any, session: ChatSession, client: InferenceClient
         return
     ChatCall.objects.create(
         user=user if user is not None and user.is_authenticated else None,
-        session_id=session.pk,
+        session_id=session.pk if session is not None else None,
         model=settings.CHAT_MODEL[:200],
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from sessions_app.access import has_staff_permission
+from sessions_app.access import has_staff_permission, session_confinement
 from sessions_app.labels import exchanges_label
 from sessions_app.models import ChatSession, Episode
 
@@ -37,7 +37,7 @@ class SummaryQuerySet(models.QuerySet):
             return self.none()
         if has_staff_permission(user, *perms):
             return self
-        return self.filter(session__owner=user)
+        return self.filter(session_confinement(user, "session__"), session__owner=user)
 
 
 class Summary(models.Model):
@@ -73,6 +73,10 @@ class Summary(models.Model):
     # asked for as such (the curated text is kept as a revision); cleared
     # when a person's text is back (an edit, a restore).
     replaced_curation = models.BooleanField(default=False)
+    # Set when an exchange this curated row covers was deleted: the person's
+    # text may still say what it said (``summaries.forgetting``). Empty: no
+    # review needed; an edit of the text clears it.
+    review_note = models.TextField(blank=True, default="", db_default="")
 
     objects = SummaryQuerySet.as_manager()
 

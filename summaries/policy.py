@@ -41,8 +41,10 @@ class RowSnapshot:
 
 def choose_action(latest: RowSnapshot | None, *, max_tokens: int) -> Action:
     """Which row a pass writes. A curated row is a person's text: it is never
-    rewritten automatically, so the pass starts a new row after it."""
-    if latest is None or latest.curated or latest.token_count >= max_tokens:
+    rewritten automatically, so the pass starts a new row after it. Nor is a
+    row emptied for its regeneration after an exchange it covered was deleted
+    (``summaries.forgetting``): an update would fold its range into nothing."""
+    if latest is None or latest.curated or latest.token_count >= max_tokens or not latest.content:
         return Action.CREATE
     return Action.UPDATE
 

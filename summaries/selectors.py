@@ -20,6 +20,7 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from sessions_app.access import acts_as_staff
 from sessions_app.models import ChatSession, Episode
 from summaries.coverage import chain_reach
 from summaries.models import SummarizationState, Summary
@@ -194,7 +195,7 @@ def error_shown_to(viewer: Any, last_error: str) -> str:
     """``last_error`` as ``viewer`` may read it: whole for staff (and for an
     operator, ``viewer`` ``None``), else a sentence for its kind
     (``"<ExceptionType>: ..."`` as runs store it)."""
-    if not last_error or viewer is None or getattr(viewer, "is_staff", False):
+    if not last_error or viewer is None or acts_as_staff(viewer):
         return last_error
     kind = last_error.split(":", 1)[0].strip()
     return FAILURE_FOR_USERS.get(kind, FAILURE_FOR_USERS_OTHERWISE)

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from sessions_app.models import Episode
+from summaries.forgetting import exchanges_deleted
 from summaries.summary_index import queue_refresh
 from summaries.triggers import request_run
 
@@ -40,3 +41,9 @@ def summary_saved(sender: type, instance: Any, created: bool, raw: bool = False,
         return
     pk = instance.pk
     transaction.on_commit(lambda: queue_refresh(pk))
+
+
+def episodes_deleted_received(sender: type, session_pk: int, episodes: list | None, **kwargs: Any) -> None:
+    """Exchanges were deleted (``sessions_app.signals.episodes_deleted``):
+    what the summaries said of them goes in the same transaction."""
+    exchanges_deleted(session_pk=session_pk, episodes=episodes)

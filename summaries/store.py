@@ -117,6 +117,7 @@ def _revise(
         row.replaced_curation = row.curated
         row.curated = False
         row.curated_by = None
+        row.review_note = ""
     content = result.text.strip()
     row.cover(first_episode_id=first_episode_id, last_episode_id=last_episode_id)
     row.truncated_chars = truncated_chars

@@ -60,3 +60,23 @@ def test_sessions_that_keep_none_stay_without(owner):
     episode_create_for_user(user=owner, session_uuid=session.uuid, user_input="Again", response="Yes")
     episodes_bulk_create(session=session, items=[{"user_input": "More", "response": "Sure"}])
     assert _stored(session) is None
+
+
+def test_a_deleted_or_filled_in_exchange_and_a_clear_move_the_fingerprint_with_the_history(owner):
+    from sessions_app.history import episode_delete, episode_reply_fill, session_history_clear
+
+    session = session_create(owner=owner, keeps_fingerprint=True)
+    stored = episodes_bulk_create(
+        session=session, items=[{"user_input": q, "response": a} for q, a in HISTORY]
+    )
+    episode_delete(session=session, episode_pk=stored[1].pk)
+    assert _stored(session) == history_fingerprint([HISTORY[0], HISTORY[2]])
+    pending = episode_create(session=session, user_input="And his breed?", response="")
+    episode_reply_fill(session=session, episode_pk=pending.pk, response="A beagle.")
+    assert _stored(session) == history_fingerprint([HISTORY[0], HISTORY[2], ("And his breed?", "A beagle.")])
+    session_history_clear(session=session)
+    assert _stored(session) == EMPTY
+    plain = session_create(owner=owner)
+    kept = episode_create(session=plain, user_input="Hi", response="Hello")
+    episode_delete(session=plain, episode_pk=kept.pk)
+    assert _stored(plain) is None

@@ -182,9 +182,9 @@ def test_sessions_made_for_an_openai_user_become_that_end_users_shared_memory():
     assert rows[too_long.pk] == ("", "session")
 
 
-# --- history fingerprints (sessions_app 0013) ------------------------------------
+# --- history fingerprints (sessions_app 0014) ------------------------------------
 
-BEFORE_FINGERPRINTS = [("sessions_app", "0012_session_end_user_memory_scope")]
+BEFORE_FINGERPRINTS = [("sessions_app", "0013_session_history_revision")]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -240,11 +240,12 @@ def test_gunicorn_config_for_two_cores_reads_port_and_concurrency():
     assert "%(q)s" in tuned["access_log_format"]
 
 
-def test_procfile_runs_web_worker_and_beat():
+def test_procfile_runs_web_worker_beat_and_mcp():
     entries = dict(
         line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()
     )
-    assert set(entries) == {"web", "worker", "beat"}
+    assert set(entries) == {"web", "worker", "beat", "mcp"}
+    assert "manage.py mcp --http" in entries["mcp"]
     assert "gunicorn nexus.wsgi --config nexus/gunicorn.conf.py" in entries["web"]
     assert "celery -A nexus worker" in entries["worker"] and "--max-tasks-per-child" in entries["worker"]
     assert "--prefetch-multiplier 1" in entries["worker"]

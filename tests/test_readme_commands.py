@@ -81,6 +81,7 @@ def manage(checkout: Path, *args: str, **extra_env: str) -> subprocess.Completed
         cwd=checkout,
         env={**clean_env(), **extra_env},
         capture_output=True,
+        stdin=subprocess.DEVNULL,  # a command that reads its input (mcp over stdio) ends at its end
         text=True,
         timeout=180,
     )
@@ -123,6 +124,13 @@ def test_every_manage_command_in_the_readme_works_as_written(after_bin_run, tmp_
     ok("embed_episodes", "--session", header["id"])
     assert "Indexed" in ok("index_summaries")
     ok("purge_expired")
+    key = ok(
+        "shell", "-v0", "-c",
+        "from django.contrib.auth import get_user_model; from nexus.api.keys.services import key_create; "
+        "print(key_create(user=get_user_model().objects.get(username='demo'), name='readme')[1])",
+    ).strip()  # fmt: skip
+    assert "as demo's key" in manage(checkout, "mcp", NEXUS_API_KEY=key).stderr
+    ok("mcp", NEXUS_API_KEY=key)  # over stdio, until its input ends
     ok("erase_user", "demo")
 
     named = set(re.findall(r"manage\.py ([a-z_]+)", README))

@@ -42,6 +42,9 @@ def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
         ("UTILITY_CALLS_PER_USER_HOUR", "-5"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "10s"),
         ("DATABASE_STATEMENT_TIMEOUT_MS", "-1"),
+        ("OPENAI_MODEL_ALIASES", "gpt-4o-mini"),
+        ("OPENAI_MODEL_ALIASES", "gpt-4o-mini=a-model-not-served"),
+        ("OPENAI_MODEL_ALIASES", "*=qwen2.5:7b,*=qwen2.5:7b"),
     ],
 )
 def test_bad_value_names_the_variable(name, value):
@@ -59,6 +62,13 @@ def test_secret_key_required_without_debug():
 
 def test_good_environment_starts():
     result = run_check(DJANGO_DEBUG="0", DJANGO_SECRET_KEY="x" * 50, SUMMARY_MIN_EPISODES="7")
+    assert result.returncode == 0, result.stderr
+
+
+def test_model_aliases_naming_the_chat_model_start():
+    result = run_check(
+        DJANGO_DEBUG="1", CHAT_MODEL="qwen2.5:7b", OPENAI_MODEL_ALIASES="gpt-4o-mini=qwen2.5:7b, *=qwen2.5:7b"
+    )
     assert result.returncode == 0, result.stderr
 
 

@@ -110,6 +110,9 @@ def _stack_env(
         PORT=str(port),
         GUNICORN_BIND=f"127.0.0.1:{port}",
         WEB_CONCURRENCY="1",
+        # The Procfile's MCP server: a port of its own, on loopback.
+        MCP_HOST="127.0.0.1",
+        MCP_PORT=str(free_port()),
         PYTHONUNBUFFERED="1",
     )
     return env

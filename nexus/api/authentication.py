@@ -30,7 +30,9 @@ A request whose token is refused counts against the anonymous throttle
 before its 401, so guessing tokens is limited like any anonymous traffic.
 
 The token is sent as ``Authorization: Token <key>`` or, as OpenAI clients
-and most HTTP libraries send a key, ``Authorization: Bearer <key>``.
+and most HTTP libraries send a key, ``Authorization: Bearer <key>``. An API
+key (``nexus.api.keys``) is taken the same ways and remembered and revoked
+on the same path: its row's signals change its user's generation.
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import get_hasher, identify_hasher
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_save
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.authtoken.models import Token
 
 from nexus.api import polled_generation
+from nexus.api.keys.models import ApiKey
+from nexus.api.keys.services import check_unexpired, is_key, key_authenticate, key_used
 from nexus.api.throttling import anonymous_wait
 from nexus.counters import store_client, store_is_database
 from nexus.marks import current_mark, set_mark
@@ -60,8 +65,8 @@ MAX_ENTRIES = 10_000
 _UNREAD = object()
 
 _lock = threading.Lock()
-# key -> (expires, user, token, generation, outages seen when read)
-_entries: OrderedDict[str, tuple[float, Any, Token, Any, int]] = OrderedDict()
+# key -> (expires, user, token or API key, generation, outages seen when read)
+_entries: OrderedDict[str, tuple[float, Any, Any, Any, int]] = OrderedDict()
 
 
 def generation_key(user_pk: Any) -> str:
@@ -115,7 +120,7 @@ class CachedTokenAuthentication(TokenAuthentication):
     #: The schemes a key may be sent under; ``keyword`` names the first in a 401's ``WWW-Authenticate``.
     keywords: tuple[str, ...] = ("Token", "Bearer")
 
-    def authenticate(self, request: Any) -> tuple[Any, Token] | None:
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
         try:
             key = self.sent_key(request)
             return None if key is None else self.authenticate_credentials(key)
@@ -141,10 +146,23 @@ class CachedTokenAuthentication(TokenAuthentication):
             message = "Invalid token header: the key has invalid characters."
             raise exceptions.AuthenticationFailed(message) from None
 
-    def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        user, auth = self._remembered_or_looked_up(key)
+        if isinstance(auth, ApiKey):
+            check_unexpired(auth)  # a remembered key too: its expiry is no revocation
+            key_used(auth)
+        return user, auth
+
+    def look_up(self, key: str) -> tuple[Any, Any]:
+        """The user and the account token or API key ``key`` stands for, from the database."""
+        if is_key(key):
+            return key_authenticate(key)
+        return super().authenticate_credentials(key)
+
+    def _remembered_or_looked_up(self, key: str) -> tuple[Any, Any]:
         ttl = settings.API_TOKEN_CACHE_SECONDS
         if ttl <= 0:
-            return super().authenticate_credentials(key)
+            return self.look_up(key)
         if store_is_database():
             return self._checked_by_poll(key, ttl)
         now = time.monotonic()
@@ -158,7 +176,7 @@ class CachedTokenAuthentication(TokenAuthentication):
             generation = _generation(hit[1].pk)
             if generation is not _UNREAD and generation == hit[3]:
                 return hit[1], hit[2]
-        user, token = super().authenticate_credentials(key)
+        user, token = self.look_up(key)
         if generation is _UNREAD or hit[1].pk != user.pk:
             # First sight of this token: read just after the lookup (a revocation
             # landing in the instant between is seen when the entry expires).
@@ -168,19 +186,34 @@ class CachedTokenAuthentication(TokenAuthentication):
         _remember(key, (now + ttl, user, token, generation, outages))
         return user, token
 
-    def _checked_by_poll(self, key: str, ttl: int) -> tuple[Any, Token]:
+    def _checked_by_poll(self, key: str, ttl: int) -> tuple[Any, Any]:
         now = time.monotonic()
         generation = polled_generation.current(now)  # read before the lookup, as above
         with _lock:
             hit = _entries.get(key)
         if hit is not None and hit[0] > now and hit[3] == generation:
             return hit[1], hit[2]
-        user, token = super().authenticate_credentials(key)
+        user, token = self.look_up(key)
         _remember(key, (now + ttl, user, token, generation, outages_seen()))
         return user, token
 
 
-def _remember(key: str, entry: tuple[float, Any, Token, Any, int]) -> None:
+class BearerScheme(OpenApiAuthenticationExtension):
+    """How the schema names it: a bearer key (``Token`` is still taken)."""
+
+    target_class = CachedTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key (/api/keys/) or the account token (/api/auth/token/); "
+            "`Authorization: Token <token>` is taken too.",
+        }
+
+
+def _remember(key: str, entry: tuple[float, Any, Any, Any, int]) -> None:
     with _lock:
         _entries[key] = entry
         _entries.move_to_end(key)

@@ -22,15 +22,24 @@ from drf_spectacular.utils import (
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import NotAuthenticated, Throttled, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, Throttled, ValidationError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nexus.api.keys.api import NotThroughAnApiKey
 from nexus.api.pagination import SessionPagination
 from nexus.api.throttling import AnonThrottle, UserThrottle
 from nexus.login_limit import login_succeeded, login_wait
+from sessions_app.access import end_user_written
+from sessions_app.api.episode_views import (
+    MESSAGES_WRITE,
+    NEWEST_PARAM,
+    clear_history,
+    newest_episodes,
+    write_messages,
+)
 from sessions_app.api.idempotency import KEY_PARAM, idempotent
 from sessions_app.api.pagination import EpisodeCursorPagination
 from sessions_app.api.serializers import (
@@ -87,10 +96,16 @@ class AuthTokenView(ObtainAuthToken):
         login_succeeded(request, username)
         return response
 
-    @extend_schema(tags=["auth"], summary="Revoke your API token (every process refuses it at once)", responses={204: None})
+    @extend_schema(
+        tags=["auth"],
+        summary="Revoke your API token (every process refuses it at once)",
+        responses={204: None},
+    )
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if not request.user.is_authenticated:
             raise NotAuthenticated()
+        if not NotThroughAnApiKey().has_permission(request, self):
+            raise PermissionDenied(NotThroughAnApiKey.message)
         Token.objects.filter(user=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -150,6 +165,7 @@ class SessionDetailView(APIView):
         session = session_for_user(request.user, uuid, queryset=sessions_with_stats(), change=True)
         serializer = SessionSerializer(session, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
+        end_user_written(request.user, serializer.validated_data.get("end_user"), creating=False)
         try:
             session_update(session=session, **serializer.validated_data)
         except EndUserLocked as err:
@@ -164,7 +180,7 @@ class SessionDetailView(APIView):
 
 EPISODE_WRITE = PolymorphicProxySerializer(
     component_name="EpisodeWriteOneOrMany",
-    serializers=[EpisodeWriteSerializer, EpisodeWriteSerializer(many=True)],
+    serializers=[EpisodeWriteSerializer, EpisodeWriteSerializer(many=True), MESSAGES_WRITE],
     resource_type_field_name=None,
     many=False,
 )
@@ -185,26 +201,44 @@ class EpisodeListView(generics.ListAPIView):
         session = session_for_user(self.request.user, self.kwargs["uuid"])
         return Episode.objects.for_session(session.pk)
 
-    @extend_schema(summary="A session's episodes, oldest first (cursor pagination)")
+    @extend_schema(
+        summary="A session's episodes, oldest first (cursor pagination)", parameters=[NEWEST_PARAM]
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if "newest" in request.query_params:
+            return newest_episodes(request, session_for_user(request.user, kwargs["uuid"]))
         return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Delete every exchange of the session (the session stays)",
+        operation_id="api_sessions_episodes_clear",
+        responses={200: OpenApiResponse(description='{"deleted": <exchanges deleted>}')},
+    )
+    def delete(self, request: Request, uuid: str) -> Response:
+        return clear_history(request, uuid)
 
     @extend_schema(
         summary="Add one episode, or a list of them in one all-or-nothing transaction",
         description=(
             "A JSON object stores one episode; a JSON array stores up to API_BULK_MAX_EPISODES "
             "episodes at once. For an array, a 400 lists the errors by position: an object keyed by "
-            "the index of each invalid item. The token count is computed by the server."
+            "the index of each invalid item. The token count is computed by the server. "
+            '`{"messages": [...]}` (OpenAI messages or Responses items) is paired into exchanges.'
         ),
         request=EPISODE_WRITE,
         parameters=[KEY_PARAM],
-        responses={201: EPISODE_WRITTEN, 400: OpenApiResponse(description="Invalid input; names the fields.")},
+        responses={
+            201: EPISODE_WRITTEN,
+            400: OpenApiResponse(description="Invalid input; names the fields."),
+        },
     )
     @idempotent()
     def post(self, request: Request, uuid: str) -> Response:
         data = request.data
         if isinstance(data, list):
             return self._post_many(session_for_user(request.user, uuid, change=True), data)
+        if isinstance(data, dict) and "messages" in data:
+            return write_messages(request, uuid)
         fields = plain_episode_input(data)
         if fields is None:
             serializer = EpisodeWriteSerializer(data=data)
@@ -260,8 +294,9 @@ class EpisodeSinceView(generics.ListAPIView):
 
 @extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
 class EpisodeStatsView(APIView):
-    @extend_schema(summary="Episode count, token total and last id (constant cost)", responses=EpisodeStatsSerializer)
+    @extend_schema(
+        summary="Episode count, token total and last id (constant cost)", responses=EpisodeStatsSerializer
+    )
     def get(self, request: Request, uuid: str) -> Response:
         session = session_for_user(request.user, uuid)
         return Response(EpisodeStatsSerializer(ChatSession.objects.stats_for(session.pk)).data)
-

@@ -13,14 +13,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Q
 
+from sessions_app.access import session_confinement
 from sessions_app.models import Episode
 from sessions_app.search import Hit
 from sessions_app.search.across import rank_visible
 from sessions_app.search.snippets import Snippet, snippets_for
 
-__all__ = ["Found", "found_for", "search_visible"]
+__all__ = ["Found", "found_for", "search_end_user", "search_visible"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +33,37 @@ class Found:
 
 
 def search_visible(*, user: Any, text: str, limit: int) -> list[Found]:
-    """The episodes of every session ``user`` may read that best match ``text``, best first."""
-    return found_for(rank_visible(user=user, text=text, limit=limit))
+    """The episodes of every session ``user`` may read that best match ``text``, best first.
+
+    The ranking reads the owner's sessions (the index knows no end user); a
+    key bound to an end user is shown only what its sessions hold."""
+    hits = rank_visible(user=user, text=text, limit=limit)
+    return found_for(hits, within=session_confinement(user, "session__"))
 
 
-def found_for(hits: list[Hit]) -> list[Found]:
-    """The hits' episodes and snippets, in the hits' order (an episode deleted meanwhile is left out)."""
+#: A search of one end user's sessions ranks this many times its limit over
+#: the owner's, then keeps what is theirs (``search_end_user``).
+END_USER_OVERFETCH = 4
+
+
+def search_end_user(*, user: Any, end_user: str, text: str, limit: int) -> list[Found]:
+    """The episodes of ``user``'s own sessions for ``end_user`` (empty: the
+    owner in person) that best match ``text``, best first: one person's
+    memory, never every person's at once. Ranked over the owner's episodes,
+    as the full-text index knows owners, not end users."""
+    hits = rank_visible(user=user, text=text, limit=limit * END_USER_OVERFETCH)
+    within = session_confinement(user, "session__") & Q(session__owner_id=user.pk, session__end_user=end_user)
+    return found_for(hits, within=within)[:limit]
+
+
+def found_for(hits: list[Hit], *, within: Q | None = None) -> list[Found]:
+    """The hits' episodes and snippets, in the hits' order (an episode deleted
+    meanwhile, or outside ``within``, is left out)."""
     if not hits:
         return []
     episodes = {
         ep.pk: ep
-        for ep in Episode.objects.filter(pk__in=[hit.episode_id for hit in hits])
+        for ep in Episode.objects.filter(within or Q(), pk__in=[hit.episode_id for hit in hits])
         .annotate(session_uuid=F("session__uuid"))
         .order_by()
     }

@@ -9,8 +9,10 @@ one query. The whole exchanges' vectors are kept in this process between
 questions (``SessionVectors``), so a question reads only the vectors
 written since the last one: one probe of the ``(session, episode)`` index,
 usually returning nothing. Keeping them is safe because an episode's whole
-vector never changes (a row encoded again has the same first vector), and
-episodes go only with their session.
+vector changes only when its text does (a reply filled in), and that, like
+a deleted exchange, raises the session's ``history_revision``: a copy kept
+under another revision is read again, so no process compares a question
+with the vector of an exchange that is gone.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ def passage_closeness(ids: Iterable[int], vector: np.ndarray) -> dict[int, float
     return found
 
 
-_cache: OrderedDict[int, SessionVectors] = OrderedDict()
+# session pk -> (the session's history_revision when read, its vectors)
+_cache: OrderedDict[int, tuple[int, SessionVectors]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -210,6 +213,7 @@ def closeness(
     exclude_ids: Iterable[int] = (),
     also: Iterable[int] = (),
     refine: int | None = None,
+    revision: int = 0,
 ) -> Closeness:
     """How close to ``vector`` each of the session's newest ``scan``
     episodes with a vector is: by the whole exchange's vector, and for the
@@ -217,8 +221,9 @@ def closeness(
     the episodes in ``also`` (those the question's words found) by their
     passages' too. ``newest_episode_id`` is the session's counter: a kept
     copy newer than it belongs to an earlier session with the same id
-    (SQLite reuses ids after a rollback) and is dropped."""
-    known = _session_vectors(session_pk, newest_episode_id, scan)
+    (SQLite reuses ids after a rollback) and is dropped, as is one kept
+    under another ``revision`` (the session's ``history_revision``)."""
+    known = _session_vectors(session_pk, newest_episode_id, scan, revision)
     vector = vector.astype(np.float32)
     excluded = list(exclude_ids)
     count = settings.CONTEXT_RETRIEVE_CANDIDATES if refine is None else refine
@@ -239,10 +244,14 @@ def _candidates(
     return sorted(chosen)
 
 
-def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) -> SessionVectors:
+def _session_vectors(
+    session_pk: int, newest_episode_id: int | None, scan: int, revision: int
+) -> SessionVectors:
     with _lock:
-        kept = _cache.pop(session_pk, None)
+        kept_revision, kept = _cache.pop(session_pk, (revision, None))
     if kept is not None and newest_episode_id is not None and kept.newest > newest_episode_id:
+        kept = None
+    if kept_revision != revision:
         kept = None
     fresh = None
     if kept is not None:
@@ -257,8 +266,8 @@ def _session_vectors(session_pk: int, newest_episode_id: int | None, scan: int) 
     else:
         known = kept.then(fresh, keep=scan)
     with _lock:
-        _cache[session_pk] = known
-        while sum(v.size for v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
+        _cache[session_pk] = (revision, known)
+        while sum(v.size for _, v in _cache.values()) > CACHE_ROWS and len(_cache) > 1:
             _cache.popitem(last=False)
     return known
 

@@ -54,6 +54,7 @@ class SummaryAdmin(admin.ModelAdmin):
                     "content",
                     "token_count",
                     ("curated", "curated_by", "replaced_curation"),
+                    "review_note",
                 )
             },
         ),
@@ -71,6 +72,7 @@ class SummaryAdmin(admin.ModelAdmin):
         "curated",
         "curated_by",
         "replaced_curation",
+        "review_note",
         "model",
         "prompt_tokens",
         "completion_tokens",

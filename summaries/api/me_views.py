@@ -22,12 +22,14 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import permissions, serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from nexus.api.keys.api import NotThroughAnApiKey
 
 from summaries.erasure import user_memory_erase
 from summaries.transfer import user_export_lines
@@ -81,6 +83,8 @@ ERASED = inline_serializer(
 
 
 class MeEraseView(APIView):
+    permission_classes = (permissions.IsAuthenticated, NotThroughAnApiKey)
+
     @extend_schema(
         request=EraseSerializer,
         responses={200: ERASED, 400: OpenApiResponse(description="`confirm` missing or not the username.")},
@@ -103,6 +107,7 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
 
 
 class MeExportView(APIView):
+    permission_classes = (permissions.IsAuthenticated, NotThroughAnApiKey)
     content_negotiation_class = AnyAcceptNegotiation
 
     @extend_schema(

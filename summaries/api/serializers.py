@@ -30,6 +30,11 @@ class SummarySerializer(serializers.ModelSerializer):
         "revisions); false again once a person's text is back.",
     )
 
+    needs_review = serializers.SerializerMethodField(
+        help_text="An exchange this curated row covers was deleted: its text may still quote it."
+    )
+    review_note = serializers.CharField(read_only=True, help_text="Why it needs review; empty when it does not.")
+
     class Meta:
         model = Summary
         fields = [
@@ -46,6 +51,8 @@ class SummarySerializer(serializers.ModelSerializer):
             "curated_by_you",
             "curated_by_staff",
             "replaced_curation",
+            "needs_review",
+            "review_note",
             "model",
             "prompt_tokens",
             "completion_tokens",
@@ -54,6 +61,9 @@ class SummarySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_needs_review(self, obj: Summary) -> bool:
+        return bool(obj.review_note)
 
     def _caller_pk(self) -> int | None:
         request = self.context.get("request")

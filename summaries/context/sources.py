@@ -67,6 +67,7 @@ def _window_sql() -> str:
             SELECT id, content, token_count, first_episode_id, last_episode_id
               FROM "{summary}"
              WHERE session_id = %(session)s AND first_episode_id < (SELECT start FROM bound)
+               AND content <> ''
              ORDER BY last_episode_id DESC, id DESC
              LIMIT %(summaries)s
         )

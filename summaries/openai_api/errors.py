@@ -36,9 +36,11 @@ class OpenAIError(Exception):
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
-def unsupported(param: str, what: str | None = None) -> OpenAIError:
+def unsupported(
+    param: str, what: str | None = None, *, endpoint: str = "/v1/chat/completions"
+) -> OpenAIError:
     return OpenAIError(
-        f"Nexus does not support {what or param!r} on /v1/chat/completions.",
+        f"Nexus does not support {what or param!r} on {endpoint}.",
         param=param,
         code="unsupported_parameter",
     )

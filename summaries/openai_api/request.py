@@ -18,6 +18,8 @@ from sessions_app.models import END_USER_MAX_CHARS
 from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import episode_text_problem, text_problem
 from summaries.openai_api.errors import OpenAIError, invalid, unsupported
+from summaries.openai_api.hints import CHAT_KEYS, chat_hints
+from summaries.openai_api.model_names import served_model
 
 #: The roles whose messages are passed on in front of the memory.
 INSTRUCTION_ROLES = ("system", "developer")
@@ -34,9 +36,8 @@ KNOWN_KEYS = frozenset(
         "max_completion_tokens", "stop", "seed", "presence_penalty", "frequency_penalty", "user",
         "n", "logprobs", "top_logprobs", "parallel_tool_calls", "store", "metadata", "tools",
         "tool_choice", "functions", "function_call", "audio", "modalities", "response_format",
-        "safety_identifier",
     }
-)  # fmt: skip
+) | CHAT_KEYS  # fmt: skip
 RANGES = {
     "temperature": (0.0, 2.0),
     "top_p": (0.0, 1.0),
@@ -69,10 +70,12 @@ class ChatRequest:
     max_tokens: int | None = None
     sampling: dict[str, Any] = field(default_factory=dict)
     user: str | None = None
-    safety_identifier: str | None = None
     session: str | None = None
     budget: int | None = None
     asked_at: datetime | None = None  # metadata.nexus_asked_at
+    safety_identifier: str | None = None
+    #: ``store: false``: the memory is read, nothing of the turn is written.
+    store: bool = True
 
     @property
     def end_user(self) -> str | None:
@@ -80,7 +83,7 @@ class ChatRequest:
         return self.user or self.safety_identifier
 
 
-def _number(body: dict[str, Any], name: str) -> float | None:
+def number_value(body: dict[str, Any], name: str) -> float | None:
     value = body.get(name)
     if value is None:
         return None
@@ -92,7 +95,7 @@ def _number(body: dict[str, Any], name: str) -> float | None:
     return float(value)
 
 
-def _integer(value: Any, name: str, *, minimum: int | None = None) -> int | None:
+def integer_value(value: Any, name: str, *, minimum: int | None = None) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -186,19 +189,26 @@ def _stop(value: Any) -> list[str] | str | None:
     raise invalid("stop", f"'stop' must be a string or an array of at most {STOP_MAX} strings.")
 
 
-def _user(value: Any, name: str = "user") -> str | None:
+def end_user(value: Any) -> str | None:
     """The end user's identifier: stored (on the session and its episodes),
     so held to what the database and the metadata limit take."""
     if value is None:
         return None
     if not isinstance(value, str):
-        raise invalid(name, f"{name!r} must be a string.")
+        raise invalid("user", "'user' must be a string.")
     if len(value) > USER_MAX_CHARS:
-        raise invalid(name, f"{name!r} must be at most {USER_MAX_CHARS} characters (got {len(value)}).")
+        raise invalid("user", f"'user' must be at most {USER_MAX_CHARS} characters (got {len(value)}).")
     problem = text_problem(value)
     if problem:
-        raise invalid(name, f"{name!r}: {problem}")
+        raise invalid("user", f"'user': {problem}")
     return value
+
+
+def stored(value: Any) -> bool:
+    """``store``: absent or ``true`` keeps the turn, ``false`` keeps nothing."""
+    if value is not None and not isinstance(value, bool):
+        raise invalid("store", "'store' must be a boolean.")
+    return value is not False
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
@@ -206,14 +216,14 @@ def _max_tokens(body: dict[str, Any]) -> int | None:
     ``CHAT_MAX_REPLY_TOKENS``: a larger cap no model window holds, and the
     model would refuse it (a 502) after memory was built."""
     name = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
-    value = _integer(body.get(name), name, minimum=1)
+    value = integer_value(body.get(name), name, minimum=1)
     limit = settings.CHAT_MAX_REPLY_TOKENS
     if value is not None and value > limit:
         raise invalid(name, f"{name!r} must be at most {limit} (CHAT_MAX_REPLY_TOKENS).")
     return value
 
 
-def _metadata(value: Any) -> tuple[str | None, int | None, datetime | None]:
+def nexus_metadata(value: Any) -> tuple[str | None, int | None, datetime | None]:
     """``nexus_session``, ``nexus_budget`` (an integer or a numeric string)
     and ``nexus_asked_at`` (ISO 8601 with its UTC offset)."""
     if value is None:
@@ -229,7 +239,7 @@ def _metadata(value: Any) -> tuple[str | None, int | None, datetime | None]:
             budget = int(budget.strip())
         except ValueError:
             raise invalid("metadata.nexus_budget", "'metadata.nexus_budget' must be an integer.") from None
-    budget = _integer(budget, "metadata.nexus_budget", minimum=BUDGET_MIN)
+    budget = integer_value(budget, "metadata.nexus_budget", minimum=BUDGET_MIN)
     if budget is not None and budget > BUDGET_MAX:
         raise invalid("metadata.nexus_budget", f"'metadata.nexus_budget' must be at most {BUDGET_MAX}.")
     asked_at = value.get("nexus_asked_at")
@@ -247,16 +257,7 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         raise invalid("", "The request body must be a JSON object.")
     _refuse_unsupported(body)
     messages = _messages(body.get("messages"))
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid("model", "'model' is required.")
-    if model != settings.CHAT_MODEL:
-        raise OpenAIError(
-            f"The model {model!r} does not exist; this server offers {settings.CHAT_MODEL!r}.",
-            status=404,
-            param="model",
-            code="model_not_found",
-        )
+    model = served_model(body.get("model"))
     last = messages[-1]
     if last.role != "user" or not last.content.strip():
         raise invalid("messages", "The last message must be a user message with text.")
@@ -269,19 +270,21 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise invalid("stream_options", "'stream_options' must be an object.")
-    user = _user(body.get("user"))
-    session, budget, asked_at = _metadata(body.get("metadata"))
+    user = end_user(body.get("user"))
+    safety_identifier = chat_hints(body)
+    store = stored(body.get("store"))
+    session, budget, asked_at = nexus_metadata(body.get("metadata"))
     if header_session and session and header_session.strip().lower() != session.strip().lower():
         raise invalid(
             "metadata.nexus_session", "'metadata.nexus_session' differs from the X-Nexus-Session header."
         )
     max_tokens = _max_tokens(body)
     sampling = {
-        "top_p": _number(body, "top_p"),
+        "top_p": number_value(body, "top_p"),
         "stop": _stop(body.get("stop")),
-        "seed": _integer(body.get("seed"), "seed"),
-        "presence_penalty": _number(body, "presence_penalty"),
-        "frequency_penalty": _number(body, "frequency_penalty"),
+        "seed": integer_value(body.get("seed"), "seed"),
+        "presence_penalty": number_value(body, "presence_penalty"),
+        "frequency_penalty": number_value(body, "frequency_penalty"),
         "user": user or None,
     }
     return ChatRequest(
@@ -291,12 +294,13 @@ def parse_request(body: Any, *, header_session: str | None) -> ChatRequest:
         history=[m for m in messages[:-1] if m.role not in INSTRUCTION_ROLES],
         stream=stream,
         include_usage=bool(options.get("include_usage")),
-        temperature=_number(body, "temperature"),
+        temperature=number_value(body, "temperature"),
         max_tokens=max_tokens,
         sampling={name: value for name, value in sampling.items() if value is not None},
         user=user or None,
-        safety_identifier=_user(body.get("safety_identifier"), "safety_identifier") or None,
         session=(header_session or session or None),
         budget=budget,
         asked_at=asked_at,
+        safety_identifier=safety_identifier,
+        store=store,
     )

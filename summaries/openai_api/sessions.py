@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
+from sessions_app.access import end_user_written
 from sessions_app.history_fingerprint import history_fingerprint
 from sessions_app.models import ChatSession, MemoryScope
 from sessions_app.selectors import session_for_user
@@ -73,9 +74,11 @@ def conversation_candidates(*, caller: Any, end_user: str, fingerprint: str) -> 
     lookup in ``session_history_fp_idx``. Unordered: the default order
     (newest first) would lead the planner to the owner's recent-sessions
     index instead, which reads every session of the owner."""
-    return ChatSession.objects.filter(
-        owner=caller, end_user=end_user, history_fingerprint=fingerprint
-    ).order_by()[:2]
+    return (
+        ChatSession.objects.changeable_by(caller)
+        .filter(owner=caller, end_user=end_user, history_fingerprint=fingerprint)
+        .order_by()[:2]
+    )
 
 
 def conversation_session(*, caller: Any, end_user: str, history: Sequence[Message]) -> ChatSession | None:
@@ -119,7 +122,8 @@ def resolve_session(
     """
     if named:
         return session_for_user(caller, named, change=True), True
-    person = end_user or ""
+    # A key bound to an end user speaks for that end user only (``EndUserNotAllowed`` for another).
+    person = end_user_written(caller, end_user or "", creating=True) or ""
     if _paired(history) and (found := conversation_session(caller=caller, end_user=person, history=history)):
         return found, True
     pairs = history_pairs(history)  # checked before the session is made
@@ -128,7 +132,7 @@ def resolve_session(
             owner=caller,
             title=conversation_title(history, question),
             end_user=person,
-            memory_scope=MemoryScope.SHARED if end_user else MemoryScope.SESSION,
+            memory_scope=MemoryScope.SHARED if person else MemoryScope.SESSION,
             keeps_fingerprint=True,
         )
         episodes_bulk_create(session=session, items=pairs)

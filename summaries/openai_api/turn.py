@@ -28,7 +28,8 @@ from summaries.turn_metadata import turn_metadata
 @dataclass(slots=True)
 class PreparedTurn:
     caller: Any
-    session: ChatSession
+    #: ``None`` for a ``store: false`` turn whose session would have been new (``begin``).
+    session: ChatSession | None
     request: ChatRequest
     context: ContextResult
     messages: list[dict[str, str]]
@@ -39,7 +40,8 @@ class PreparedTurn:
 @dataclass(slots=True)
 class FinishedTurn:
     completion: Completion
-    episode: Episode
+    #: ``None`` for a ``store: false`` turn.
+    episode: Episode | None
 
 
 #: Run inside the transaction that stores the episode, before it commits
@@ -65,6 +67,7 @@ def turn_store(
     *, turn: PreparedTurn, completion: Completion, before_commit: BeforeCommit | None = None
 ) -> FinishedTurn:
     """The finished exchange as an episode; ``SessionNotFound`` if the session went meanwhile."""
+    assert turn.session is not None  # a turn without one is never stored
     metadata = turn_metadata(
         source="openai_api",
         completion=completion,
@@ -89,6 +92,21 @@ def turn_store(
     return finished
 
 
+def turn_finish(
+    *, turn: PreparedTurn, completion: Completion, before_commit: BeforeCommit | None = None
+) -> FinishedTurn:
+    """Store the exchange, unless the request said ``store: false``: then
+    nothing of the turn is written, and ``before_commit`` still runs (an
+    ``Idempotency-Key`` keeps its answer, a client gone is noticed)."""
+    if turn.request.store:
+        return turn_store(turn=turn, completion=completion, before_commit=before_commit)
+    finished = FinishedTurn(completion, None)
+    if before_commit is not None:
+        with atomic_write():
+            before_commit(finished)
+    return finished
+
+
 def _call_options(request: ChatRequest) -> dict:
     return {
         "model": settings.CHAT_MODEL,
@@ -104,7 +122,7 @@ def turn_answer(turn: PreparedTurn, *, before_commit: BeforeCommit | None = None
     chat_call_record(user=turn.caller, session=turn.session, client=client)
     with within(turn.deadline):
         completion = client.chat(turn.messages, **_call_options(turn.request))
-    return turn_store(turn=turn, completion=completion, before_commit=before_commit)
+    return turn_finish(turn=turn, completion=completion, before_commit=before_commit)
 
 
 class TurnStream(Iterator[str]):
@@ -134,7 +152,9 @@ class TurnStream(Iterator[str]):
             completion = self._stream.completion
             if completion is None:
                 raise InferenceError("the stream ended without a complete reply") from None
-            self.finished = turn_store(turn=self.turn, completion=completion, before_commit=self.before_commit)
+            self.finished = turn_finish(
+                turn=self.turn, completion=completion, before_commit=self.before_commit
+            )
             raise
 
     def close(self) -> None:

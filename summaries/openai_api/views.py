@@ -13,7 +13,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -28,39 +27,22 @@ from nexus.client_connection import ClientGone
 from nexus.errors import LimitReached
 from nexus.failures import database_failure
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
-from sessions_app.errors import SessionNotFound
+from sessions_app.errors import EndUserNotAllowed, SessionNotFound
 from sessions_app.idempotency import Answer
 from summaries.context import ContextTooLarge
 from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
+from summaries.openai_api.begin import turn_begin
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
 from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
 from summaries.openai_api.request import parse_request
-from summaries.openai_api.sessions import session_for_request
-from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer, turn_prepare
+from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer
 
 logger = logging.getLogger("nexus.chat")
 
 SESSION_HEADER = "X-Nexus-Session"
 #: The status logged for a turn whose client left before its answer (nginx's 499).
 CLIENT_CLOSED_REQUEST = 499
-
-
-class BearerTokenAuthentication(CachedTokenAuthentication):
-    """The Nexus API tokens, sent as OpenAI clients send their key."""
-
-    keyword = "Bearer"
-    keywords = ("Bearer",)
-
-
-class BearerTokenScheme(OpenApiAuthenticationExtension):
-    """The schema's name for it, apart from the ``Token`` scheme of /api/."""
-
-    target_class = BearerTokenAuthentication
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "A Nexus API token (/api/auth/token/)."}
 
 
 class AnyAcceptNegotiation(DefaultContentNegotiation):
@@ -95,12 +77,22 @@ def model_error(err: InferenceError) -> OpenAIError:
     )
 
 
+def require_chat_backend() -> None:
+    if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
+        raise OpenAIError(
+            "The configured inference backend (nexus) has no chat.",
+            status=503,
+            code="chat_backend_unavailable",
+            type=SERVER_ERROR,
+        )
+
+
 def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
     if isinstance(exc, OpenAIError):
         return exc
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
         return OpenAIError(
-            "Incorrect or missing API key: send 'Authorization: Bearer <Nexus API token>'.",
+            "Incorrect or missing API key: send 'Authorization: Bearer <Nexus API key or token>'.",
             status=401,
             code="invalid_api_key",
         )
@@ -110,6 +102,8 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
         # The model-call cap: a 429, so the SDKs raise RateLimitError (and,
         # with a Retry-After over their two-minute limit, do not retry).
         return OpenAIError(exc.message, status=429, code="model_call_limit_reached", type="requests")
+    if isinstance(exc, EndUserNotAllowed):
+        return OpenAIError(exc.messages[0], param="user", code="invalid_value")
     if isinstance(exc, SessionNotFound):
         return OpenAIError("No such session.", status=404, param=SESSION_HEADER, code="session_not_found")
     if isinstance(exc, ContextTooLarge):
@@ -139,7 +133,7 @@ def as_openai_error(exc: Exception, request: Any = None) -> OpenAIError:
 
 
 class OpenAIView(APIView):
-    authentication_classes = (BearerTokenAuthentication,)
+    authentication_classes = (CachedTokenAuthentication,)
     renderer_classes = (JSONRenderer,)
     content_negotiation_class = AnyAcceptNegotiation
     session_uuid: str | None = None
@@ -206,7 +200,7 @@ class ChatCompletionsView(OpenAIView):
             "memory for the last user message, then that message; the exchange is stored as an episode. "
             "`metadata.nexus_budget` sets the memory's token budget; `metadata.nexus_asked_at` (ISO 8601 "
             "with a UTC offset, default now) when the message is asked, against which the dates it names "
-            "('last week') are resolved."
+            "('last week') are resolved. `store: false` reads the memory and stores nothing."
         ),
         parameters=[
             OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
@@ -227,20 +221,14 @@ class ChatCompletionsView(OpenAIView):
     @idempotent(model_call=True)
     def post(self, request: Request) -> HttpResponseBase:
         body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
-        if settings.INFERENCE_BACKEND.strip().lower() == "nexus":
-            raise OpenAIError(
-                "The configured inference backend (nexus) has no chat.",
-                status=503,
-                code="chat_backend_unavailable",
-                type=SERVER_ERROR,
-            )
+        require_chat_backend()
         # Before anything is written (a new session, imported history): a
         # caller at the model-call cap is refused with nothing done.
         check_model_call_allowed(user=request.user)
-        session, _ = session_for_request(caller=request.user, request=body)
-        self.session_uuid = str(session.uuid)
-        turn = turn_prepare(caller=request.user, session=session, request=body)
-        headers = {SESSION_HEADER: self.session_uuid}
+        turn = turn_begin(caller=request.user, request=body)
+        session_pk = turn.session.pk if turn.session is not None else None
+        self.session_uuid = str(turn.session.uuid) if turn.session is not None else None
+        headers = {SESSION_HEADER: self.session_uuid} if self.session_uuid else {}
         if not body.stream:
             payload: dict[str, Any] = {}
 
@@ -250,7 +238,7 @@ class ChatCompletionsView(OpenAIView):
                 return Answer(200, "application/json", JSONRenderer().render(payload), headers)
 
             try:
-                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session.pk))
+                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session_pk))
             except ClientGone:
                 return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
             return Response(payload or completion_object(finished.completion, model=body.model))
@@ -264,7 +252,7 @@ class ChatCompletionsView(OpenAIView):
                 b"".join(sent) + stream_tail(writer, finished, include_usage=body.include_usage),
                 headers,
             ),
-            session_pk=session.pk,
+            session_pk=session_pk,
         )
         # Asks the model now: a model that is down answers with its status.
         stream = TurnStream(turn, before_commit=hook)

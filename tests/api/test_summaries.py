@@ -17,6 +17,7 @@ SUMMARY_FIELDS = {
     "id", "session", "content", "token_count", "episode_range", "first_episode_id", "last_episode_id",
     "first_position", "last_position", "curated", "curated_by_you", "curated_by_staff", "model",
     "prompt_tokens", "completion_tokens", "duration_ms", "created_at", "updated_at", "replaced_curation",
+    "needs_review", "review_note",
 }  # fmt: skip
 STATUS_FIELDS = {"state", "last_error", "updated_at", "pending_episodes"}
 

@@ -28,7 +28,7 @@ def fingerprint_endpoint_sessions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sessions_app", "0012_session_end_user_memory_scope"),
+        ("sessions_app", "0013_session_history_revision"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
