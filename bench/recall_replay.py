@@ -56,14 +56,14 @@ def setup(database: str, sqlite_path: str = SQLITE_PATH) -> str:
 
 
 class Api:
-    """The REST API through the test client, authenticated as the benchmark's user."""
+    """The REST API through the test client, authenticated as the benchmark's user (or ``username``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, username: str = USERNAME) -> None:
         from django.contrib.auth import get_user_model
         from rest_framework.authtoken.models import Token
         from rest_framework.test import APIClient
 
-        user, _ = get_user_model().objects.get_or_create(username=USERNAME)
+        user, _ = get_user_model().objects.get_or_create(username=username)
         token, _ = Token.objects.get_or_create(user=user)
         self.client = APIClient()
         self.client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")

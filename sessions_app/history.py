@@ -29,6 +29,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from sessions_app.errors import EpisodeNotFound, ReplyAlreadyStored, SessionNotFound
+from sessions_app.history_fingerprint import history_fingerprint
 from sessions_app.models import ChatSession, Episode, EpisodeVector, IdempotencyKey
 from sessions_app.querysets import session_range
 from sessions_app.search.tasks import purge_after_commit
@@ -49,6 +50,23 @@ def _lock(session_pk: int) -> dict[str, Any]:
     if row is None:
         raise SessionNotFound
     return row
+
+
+def _fingerprint_again(session: ChatSession) -> None:
+    """The history fingerprint of a session that keeps one, read again from
+    its exchanges after one was deleted or changed (under its row lock): a
+    client sending the history as it was no longer finds it, one sending it
+    as it is does. Reads the whole session, but only a session the OpenAI
+    endpoint made; others keep none (a fingerprint's absence never changes)."""
+    if session.history_fingerprint is None:
+        return
+    exchanges = (
+        Episode.objects.filter(session_id=session.pk)
+        .order_by("position")
+        .values_list("user_input", "response")
+        .iterator(chunk_size=500)
+    )
+    ChatSession.objects.filter(pk=session.pk).update(history_fingerprint=history_fingerprint(exchanges))
 
 
 def episode_in_session(*, session: ChatSession, episode_pk: int) -> Episode:
@@ -102,6 +120,7 @@ def episode_delete(*, session: ChatSession, episode_pk: int) -> None:
             # It was the last one waiting for vectors: none is missing now (else the sweep looks forever).
             changes["encoded_through_position"] = locked["cached_last_position"]
         ChatSession.objects.filter(pk=session.pk).update(**changes)
+        _fingerprint_again(session)
         IdempotencyKey.objects.filter(session_id=session.pk).delete()
         episodes_deleted.send(
             sender=ChatSession, session_pk=session.pk, episodes=[(episode_pk, row["position"])]
@@ -128,6 +147,7 @@ def session_history_clear(*, session: ChatSession) -> int:
             history_revision=F("history_revision") + 1,
             updated_at=timezone.now(),
         )
+        _fingerprint_again(session)
         IdempotencyKey.objects.filter(session_id=session.pk).delete()
         episodes_deleted.send(sender=ChatSession, session_pk=session.pk, episodes=None)
         if deleted:
@@ -157,6 +177,7 @@ def reply_fill(*, session: ChatSession, episode: Episode, response: str) -> Epis
         updated_at=timezone.now(),
     )
     EpisodeVector.objects.filter(episode_id=episode.pk).delete()
+    _fingerprint_again(session)
     episode.response, episode.token_count = response, tokens
     session_pk = session.pk
     transaction.on_commit(lambda: _after_fill(session_pk))

@@ -6,7 +6,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
@@ -65,6 +65,11 @@ class ChatSession(models.Model):
     # When the encoder last wrote this session's vectors or the sweep last
     # sent it the task: what is missing is sent again only once both are old.
     encoding_activity_at = models.DateTimeField(null=True, editable=False)
+    # The whole history as one chained hash (``sessions_app.history_fingerprint``),
+    # extended by every episode write in the statement that takes the row
+    # lock; kept only for sessions the OpenAI endpoint makes (``NULL``
+    # otherwise), which find a stateless client's conversation by it.
+    history_fingerprint = models.CharField(max_length=64, null=True, blank=True, editable=False)
     # Raised whenever an exchange is deleted or its text changes (a reply
     # filled in): what a process keeps of the session's vectors, read under
     # an older value, is read again (``sessions_app.semantic.neighbours``).
@@ -80,6 +85,11 @@ class ChatSession(models.Model):
             models.Index(fields=["owner", "end_user", "memory_scope"], name="session_person_scope_idx"),
             models.Index(
                 F("cached_last_position") - F("encoded_through_position"), name="session_unencoded_idx"
+            ),
+            models.Index(
+                fields=["owner", "end_user", "history_fingerprint"],
+                condition=Q(history_fingerprint__isnull=False),
+                name="session_history_fp_idx",
             ),
         ]
 

@@ -15,7 +15,9 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from sessions_app.access import changes_all_sessions, session_confinement
+from sessions_app.episode_insert import EPISODE_FIELDS, fused_episode_insert_sql
 from sessions_app.errors import EpisodeDateInvalid, SessionNotFound, earlier_than_newest
+from sessions_app.history_fingerprint import exchange_digest, fingerprint_after
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import parse_session_uuid, session_for_user
 from sessions_app.session_writes import (  # noqa: F401 (the writes of sessions, named here with the rest)
@@ -48,13 +50,16 @@ def _bump_sql(*, dated: bool) -> str:
                "cached_last_position" = "cached_last_position" + %s,
                "updated_at" = %s
          WHERE "id" = %s{date_filter}
-     RETURNING "cached_last_position"
+     RETURNING "cached_last_position", "history_fingerprint"
     """
 
 
-def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: datetime | None) -> int:
+def _bump_counters(
+    *, session_pk: int, episodes: int, tokens: int, dated_from: datetime | None
+) -> tuple[int, str | None]:
     """Add to the session's counters, taking its row lock; the first position
-    of the ``episodes`` about to be written (they take the next ones in order).
+    of the ``episodes`` about to be written (they take the next ones in order)
+    and the history fingerprint before them, which ``_record_newest`` extends.
 
     One statement that also hands back the raised position counter (the
     ORM's ``update()`` returns no values; PostgreSQL and SQLite both take
@@ -81,13 +86,14 @@ def _bump_counters(*, session_pk: int, episodes: int, tokens: int, dated_from: d
         if newest is None:
             raise SessionNotFound
         raise earlier_than_newest(newest)
-    return row[0] - episodes + 1
+    return row[0] - episodes + 1, row[1]
 
 
-def _record_newest(*, session_pk: int, episode: Episode) -> None:
-    """The session's newest episode, kept on its row (the lock is already
-    ours); its date never moves back (see ``_bump_counters``)."""
+def _record_newest(*, session_pk: int, episode: Episode, fingerprint: str | None) -> None:
+    """The session's newest episode and history fingerprint, kept on its row
+    (the lock is already ours); its date never moves back (see ``_bump_counters``)."""
     ChatSession.objects.filter(pk=session_pk).update(
+        history_fingerprint=fingerprint,
         cached_last_episode_id=episode.pk,
         cached_last_episode_at=Greatest(
             Coalesce("cached_last_episode_at", Value(episode.created_at)), Value(episode.created_at)
@@ -127,7 +133,9 @@ def episode_create(
     (created,) = _checked_dates([created_at])
     tokens = count_episode_tokens(user_input, response)
     with transaction.atomic():
-        position = _bump_counters(session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at)
+        position, before = _bump_counters(
+            session_pk=session.pk, episodes=1, tokens=tokens, dated_from=created_at
+        )
         episode = Episode.objects.create(
             session=session,
             owner_id=session.owner_id,
@@ -138,63 +146,9 @@ def episode_create(
             metadata=metadata or {},
             created_at=created,
         )
-        _record_newest(session_pk=session.pk, episode=episode)
+        after = fingerprint_after(before, [(user_input, response)])
+        _record_newest(session_pk=session.pk, episode=episode, fingerprint=after)
     return episode
-
-
-# The attribute names ``Episode.from_db`` takes the written row's values in (the model's field order).
-_EPISODE_FIELDS = (
-    "id", "session_id", "user_input", "response", "token_count", "created_at", "metadata", "position",
-    "owner_id",
-)  # fmt: skip
-
-
-@functools.cache
-def _fused_episode_insert_sql(*, owner_check: bool, dated: bool) -> str:
-    """The statement of ``episode_create_for_user``, built once per variant
-    (with or without the owner check; with or without a date the caller
-    gave, which must not precede the session's newest episode). Parameters:
-    tokens, now, created_at, uuid, [owner id], [created_at], user_input,
-    response, tokens, metadata.
-
-    The new episode's id is drawn from the table's sequence inside the
-    UPDATE, which holds the session's row lock: ids follow commit order as
-    in ``episode_create``, and the id lands on the session row in the same
-    statement (an UPDATE after the INSERT would touch the row twice); so
-    does its position, from the session's position counter. The episode
-    takes its owner from the row the UPDATE returns.
-    """
-    session_meta, episode_meta = ChatSession._meta, Episode._meta
-    names = (
-        "id", "session", "owner", "position", "user_input", "response", "token_count", "created_at",
-        "metadata",
-    )  # fmt: skip
-    column = {name: episode_meta.get_field(name).column for name in names}
-    owner = session_meta.get_field("owner").column
-    owner_filter = f' AND "{owner}" = %s' if owner_check else ""
-    date_filter = ' AND ("cached_last_episode_at" IS NULL OR "cached_last_episode_at" <= %s)' if dated else ""
-    sequence = f"pg_get_serial_sequence('\"{episode_meta.db_table}\"', '{column['id']}')"
-    return f"""
-        WITH locked AS (
-            UPDATE "{session_meta.db_table}"
-               SET "cached_episode_count" = "cached_episode_count" + 1,
-                   "cached_total_tokens" = "cached_total_tokens" + %s,
-                   "updated_at" = %s,
-                   "cached_last_position" = "cached_last_position" + 1,
-                   "cached_last_episode_id" = nextval({sequence}),
-                   "cached_last_episode_at" = GREATEST("cached_last_episode_at", %s)
-             WHERE "uuid" = %s{owner_filter}{date_filter}
-         RETURNING "id", "{owner}", "cached_last_episode_id", "cached_last_position"
-        )
-        INSERT INTO "{episode_meta.db_table}"
-               ("{column['id']}", "{column['session']}", "{column['owner']}", "{column['position']}",
-                "{column['user_input']}", "{column['response']}", "{column['token_count']}",
-                "{column['created_at']}", "{column['metadata']}")
-        SELECT locked."cached_last_episode_id", locked."id", locked."{owner}", locked."cached_last_position",
-               %s, %s, %s, %s, %s
-          FROM locked
-        RETURNING "id", "{column['session']}", "{column['position']}", "{column['owner']}"
-    """
 
 
 def episode_create_for_user(
@@ -236,10 +190,10 @@ def episode_create_for_user(
     metadata_db = Episode._meta.get_field("metadata").get_db_prep_save(metadata, connection)
     date_params = [] if created_at is None else [created]
     params = [
-        tokens, now, created, parsed, *owner_params, *date_params,
+        tokens, now, created, exchange_digest(user_input, response), parsed, *owner_params, *date_params,
         user_input, response, tokens, created, metadata_db,
     ]  # fmt: skip
-    sql = _fused_episode_insert_sql(owner_check=not every, dated=created_at is not None)
+    sql = fused_episode_insert_sql(owner_check=not every, dated=created_at is not None)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -250,7 +204,7 @@ def episode_create_for_user(
     episode_id, session_id, position, owner_id = row
     episode = Episode.from_db(
         alias,
-        _EPISODE_FIELDS,
+        EPISODE_FIELDS,
         (episode_id, session_id, user_input, response, tokens, created, metadata, position, owner_id),
     )
     post_save.send(sender=Episode, instance=episode, created=True, update_fields=None, raw=False, using=alias)
@@ -287,12 +241,13 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
     ]
     with transaction.atomic():
         given = next((item.get("created_at") for item in items if item.get("created_at") is not None), None)
-        first = _bump_counters(
+        first, before = _bump_counters(
             session_pk=session.pk, episodes=len(episodes), tokens=sum(counts), dated_from=given
         )
         for position, episode in enumerate(episodes, start=first):
             episode.position = position
         created = Episode.objects.bulk_create(episodes)
-        _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk))
+        after = fingerprint_after(before, [(e.user_input, e.response) for e in created])
+        _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk), fingerprint=after)
         episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)
     return created

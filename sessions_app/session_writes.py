@@ -12,6 +12,7 @@ from django.utils import timezone
 from sessions_app import semantic
 from sessions_app.access import end_user_written
 from sessions_app.errors import EndUserLocked, SessionNotFound
+from sessions_app.history_fingerprint import EMPTY
 from sessions_app.models import ChatSession, Episode
 from sessions_app.search.maintenance import purge_deleted_terms
 
@@ -23,15 +24,19 @@ def session_create(
     metadata: dict | None = None,
     end_user: str = "",
     memory_scope: str = "session",
+    keeps_fingerprint: bool = False,
 ) -> ChatSession:
     """A new session of ``owner`` (the request's user: a key bound to an end
-    user makes that end user's sessions only, ``end_user_written``)."""
+    user makes that end user's sessions only, ``end_user_written``).
+    ``keeps_fingerprint``: it keeps a fingerprint of its history
+    (``sessions_app.history_fingerprint``), as the OpenAI endpoint's do."""
     return ChatSession.objects.create(
         owner=owner,
         title=title,
         metadata=metadata or {},
         end_user=end_user_written(owner, end_user, creating=True),
         memory_scope=memory_scope,
+        history_fingerprint=EMPTY if keeps_fingerprint else None,
     )
 
 

@@ -180,3 +180,39 @@ def test_sessions_made_for_an_openai_user_become_that_end_users_shared_memory():
     assert rows[alice.pk] == ("alice", "shared")
     # Never cut to a prefix another end user could share.
     assert rows[too_long.pk] == ("", "session")
+
+
+# --- history fingerprints (sessions_app 0014) ------------------------------------
+
+BEFORE_FINGERPRINTS = [("sessions_app", "0013_session_history_revision")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sessions_the_openai_endpoint_made_get_the_fingerprint_of_their_history():
+    from sessions_app.history_fingerprint import history_fingerprint
+
+    old = _migrate(BEFORE_FINGERPRINTS)
+    try:
+        user = old.get_model("auth", "User").objects.create(username="fingerprinted")
+        OldSession = old.get_model("sessions_app", "ChatSession")
+        OldEpisode = old.get_model("sessions_app", "Episode")
+        per_call = OldSession.objects.create(owner=user, title="OpenAI client conversation")
+        per_user = OldSession.objects.create(
+            owner=user, title="OpenAI user ann", metadata={"openai_user": "ann"}
+        )
+        plain = OldSession.objects.create(owner=user, title="Trip planning")
+        pairs = [("My dog is Rex.", "Nice dog."), ("How old is he?", "Four.")]
+        for session in (per_call, per_user, plain):
+            # Written out of position order: the fingerprint follows positions.
+            for position, (question, answer) in reversed(list(enumerate(pairs, 1))):
+                OldEpisode.objects.create(
+                    session=session, owner=user, position=position, user_input=question, response=answer
+                )
+        empty = OldSession.objects.create(owner=user, title="OpenAI client conversation")
+    finally:
+        _migrate(_latest())
+
+    kept = dict(ChatSession.objects.values_list("pk", "history_fingerprint"))
+    assert kept[per_call.pk] == kept[per_user.pk] == history_fingerprint(pairs)
+    assert kept[empty.pk] == history_fingerprint([]) == ""
+    assert kept[plain.pk] is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessions_app.models import END_USER_MAX_CHARS
 from sessions_app.validation import text_problem
 from summaries.openai_api.errors import invalid
 
@@ -60,7 +61,13 @@ def common_hints(body: dict[str, Any]) -> str | None:
     identifier(body.get("prompt_cache_key"), "prompt_cache_key")
     choice(body.get("service_tier"), "service_tier", SERVICE_TIERS)
     choice(body.get("prompt_cache_retention"), "prompt_cache_retention", CACHE_RETENTIONS)
-    return identifier(body.get("safety_identifier"), "safety_identifier")
+    found = identifier(body.get("safety_identifier"), "safety_identifier")
+    if found and len(found) > END_USER_MAX_CHARS:
+        # Without ``user`` it names the session's end user, which holds no more.
+        raise invalid(
+            "safety_identifier", f"'safety_identifier' must be at most {END_USER_MAX_CHARS} characters."
+        )
+    return found
 
 
 def chat_hints(body: dict[str, Any]) -> str | None:

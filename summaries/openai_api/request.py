@@ -25,9 +25,9 @@ from summaries.openai_api.model_names import served_model
 INSTRUCTION_ROLES = ("system", "developer")
 BUDGET_MIN, BUDGET_MAX = 1, 1_000_000
 STOP_MAX = 4
-#: The longest ``user`` taken: it becomes the session's ``end_user`` and is
-#: stored on every episode of it, within the metadata limit; OpenAI's own
-#: guidance is a hashed identifier, far shorter.
+#: The longest ``user`` (or ``safety_identifier``) taken: it becomes the
+#: session's ``end_user`` (and ``user`` is kept on each episode it stores);
+#: OpenAI's own guidance is a hashed identifier, far shorter.
 USER_MAX_CHARS = END_USER_MAX_CHARS
 #: Keys read (or checked to be neutral) below; any other is refused by name.
 KNOWN_KEYS = frozenset(
@@ -76,6 +76,11 @@ class ChatRequest:
     safety_identifier: str | None = None
     #: ``store: false``: the memory is read, nothing of the turn is written.
     store: bool = True
+
+    @property
+    def end_user(self) -> str | None:
+        """Whom the client serves: ``user``, else ``safety_identifier``; ``None``: neither given."""
+        return self.user or self.safety_identifier
 
 
 def number_value(body: dict[str, Any], name: str) -> float | None:

@@ -193,8 +193,9 @@ class ChatCompletionsView(OpenAIView):
         summary="OpenAI-compatible chat completions with Nexus's memory of the session",
         description=(
             "OpenAI's request and response (`stream: true` answers `chat.completion.chunk` events ending "
-            "with `data: [DONE]`). The session is `X-Nexus-Session`, else `metadata.nexus_session`, else one "
-            "per `user`, else a new one into which the request's earlier user/assistant pairs are imported; "
+            "with `data: [DONE]`). The session is `X-Nexus-Session`, else `metadata.nexus_session`, else the "
+            "session of the end user (`user`, else `safety_identifier`) whose whole history is the request's "
+            "earlier user/assistant messages, else a new one of that end user into which those are imported; "
             "the answer names it in `X-Nexus-Session`. The model gets the request's system messages, Nexus's "
             "memory for the last user message, then that message; the exchange is stored as an episode. "
             "`metadata.nexus_budget` sets the memory's token budget; `metadata.nexus_asked_at` (ISO 8601 "

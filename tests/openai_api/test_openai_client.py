@@ -105,12 +105,15 @@ def test_memory_across_calls_reaches_the_model(client, model, owner, settings):
     assert "User Question:" not in memory["content"] and "Instructions:" not in memory["content"]
 
 
-def test_user_field_keeps_one_memory_per_end_user(client, model):
+def test_user_field_names_the_end_user_of_each_new_conversation(client, model):
+    # Each conversation is a session of its own; their memory is shared by end user.
     first = ask(client, "I am Ann", user="ann").headers["X-Nexus-Session"]
-    assert ask(client, "Still Ann", user="ann").headers["X-Nexus-Session"] == first
+    second = ask(client, "Still Ann", user="ann").headers["X-Nexus-Session"]
     bob = ask(client, "I am Bob", user="bob").headers["X-Nexus-Session"]
-    assert bob != first
-    assert Episode.objects.filter(session__uuid=first).count() == 2
+    assert len({first, second, bob}) == 3
+    people = {(str(s.uuid), s.end_user, s.memory_scope) for s in ChatSession.objects.all()}
+    assert people == {(first, "ann", "shared"), (second, "ann", "shared"), (bob, "bob", "shared")}
+    assert Episode.objects.filter(session__uuid=first).count() == 1
 
 
 def test_stateless_history_is_imported(client, model):

@@ -178,8 +178,12 @@ def test_unknown_model_and_model_failure(client, model, settings):
 
 
 def test_end_user_and_idempotency_key_as_on_chat_completions(client, model):
+    # Each new conversation is a session of its own, the end user's, sharing its memory.
     first = create(client, "I am Ann", user="ann").headers["X-Nexus-Session"]
-    assert create(client, "Still Ann", user="ann").headers["X-Nexus-Session"] == first
+    second = create(client, "Still Ann", user="ann").headers["X-Nexus-Session"]
+    assert first != second
+    people = {(str(s.uuid), s.end_user, s.memory_scope) for s in ChatSession.objects.all()}
+    assert people == {(first, "ann", "shared"), (second, "ann", "shared")}
     for stream in (False, True):
         key = {"Idempotency-Key": f"responses-retry-{stream}"}
         answers = [create(client, f"Asked once {stream}", stream=stream, extra_headers=key) for _ in range(2)]

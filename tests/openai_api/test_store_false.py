@@ -51,8 +51,16 @@ def test_stateless_history_reaches_the_model_and_nothing_is_made(client, model):
 def test_end_user_session_is_read_but_never_made(client, model):
     raw = ask(client, [user("Hello, I am new")], user="newcomer", store=False)
     assert "X-Nexus-Session" not in raw.headers and not ChatSession.objects.exists()
-    first = ask(client, [user("I like green tea.")], user="newcomer").headers["X-Nexus-Session"]
-    raw = ask(client, [user("What do I like to drink?")], user="newcomer", store=False)
+    told = ask(client, [user("I like green tea.")], user="newcomer")
+    first = told.headers["X-Nexus-Session"]
+    # The client sends the conversation so far: that end user's session of it is found, and read.
+    reply = {"role": "assistant", "content": told.parse().choices[0].message.content}
+    raw = ask(
+        client,
+        [user("I like green tea."), reply, user("What do I like to drink?")],
+        user="newcomer",
+        store=False,
+    )
     assert raw.headers["X-Nexus-Session"] == first
     assert "green tea" in chat_requests(model, "What do I like to drink?")[-1]["messages"][-2]["content"]
     assert Episode.objects.filter(session__uuid=first).count() == 1
