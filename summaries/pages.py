@@ -22,6 +22,7 @@ from rest_framework.pagination import Cursor, CursorPagination
 from nexus.web import not_found_as_404, with_csp
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
+from sessions_app.shown_metadata import show_metadata
 from summaries.api.serializers import SummarizationStatusSerializer
 from summaries.models import Summary
 from summaries.selectors import summarization_status
@@ -43,7 +44,7 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     # tells whether there is anything earlier to load.
     recent = list(Episode.objects.for_session(session.pk).newest_first()[: HISTORY_PAGE_SIZE + 1])
     has_earlier = len(recent) > HISTORY_PAGE_SIZE
-    episodes = list(reversed(recent[:HISTORY_PAGE_SIZE]))
+    episodes = show_metadata(reversed(recent[:HISTORY_PAGE_SIZE]))
     summaries = list(Summary.objects.chain(session.pk))
     # Rendered with the page so a run already under way shows at once; the
     # script keeps it current from the API.

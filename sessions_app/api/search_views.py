@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sessions_app.shown_metadata import show_metadata
 from sessions_app.api.serializers import SearchQuerySerializer, SearchResultsSerializer, episode_payload
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.search import EmptyQuery
@@ -44,6 +45,7 @@ def search_query(request: Request) -> dict[str, Any]:
 
 
 def results_payload(found: list[Found]) -> dict[str, Any]:
+    show_metadata([item.episode for item in found])  # the page's metadata at once
     return {
         "results": [
             {
