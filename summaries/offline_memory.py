@@ -175,7 +175,8 @@ def _gist(session_pk: int, summary_ids: list[int], asked: set[str]) -> list[dict
     with the question, else the first, middle and last (one query)."""
     if not summary_ids:
         return []
-    rows = Summary.objects.filter(session_id=session_pk, pk__in=summary_ids).order_by("first_episode_id", "pk")
+    rows = Summary.objects.filter(session_id=session_pk, pk__in=summary_ids)
+    rows = rows.order_by("first_episode_id", "pk")
     found: list[tuple[str, dict[str, Any]]] = []
     for pk, content, updated_at in rows.values_list("pk", "content", "updated_at"):
         stamp = updated_at.isoformat()

@@ -16,10 +16,10 @@ from sessions_app.models import Episode, EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.passages import episode_texts
 from sessions_app.semantic.vectors import to_matrix
+from sessions_app.shown_metadata import shown
 from summaries.context import build_context
 from summaries.inference.offline import OFFLINE_CHAT_REPLY
 from summaries.models import Summary
-from sessions_app.shown_metadata import shown
 from summaries.offline_memory import nearest_sentences, offline_memory
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
@@ -162,7 +162,8 @@ def test_openai_clients_get_the_marker_and_the_episode_keeps_the_memory(api_clie
     stored = Episode.objects.filter(session=session).latest("pk")
     assert stored.response == OFFLINE_CHAT_REPLY
     assert stored.metadata["source"] == "openai_api"
-    assert stored.shown_metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].position}]")
+    label = stored.shown_metadata["offline_memory"]["retrieved"][0]["label"]
+    assert label.endswith(f"#{episodes[1].position}]")
 
 
 def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, owner):

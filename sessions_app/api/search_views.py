@@ -21,13 +21,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sessions_app.shown_metadata import show_metadata
 from sessions_app.api.serializers import SearchQuerySerializer, SearchResultsSerializer, episode_payload
 from sessions_app.api.views import UUID_PARAM
 from sessions_app.search import EmptyQuery
 from sessions_app.search.results import Found, search_visible
 from sessions_app.selectors import session_for_user
 from sessions_app.session_search import search_session
+from sessions_app.shown_metadata import show_metadata
 
 BAD_QUERY = OpenApiResponse(
     description="Bad `q` (empty, only stop words, too long) or `limit`; names the field."
