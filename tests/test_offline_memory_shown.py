@@ -23,9 +23,8 @@ def memory_of(api_client, session, episode) -> dict:
 
 
 def test_references_render_as_the_quoted_sentences(api_client, session):
-    quoted = EpisodeFactory(
-        session=session, user_input="We moved in March. My cat Miso hides under the bed.", response="Poor Miso."
-    )
+    text = "We moved in March. My cat Miso hides under the bed."
+    quoted = EpisodeFactory(session=session, user_input=text, response="Poor Miso.")
     refs = {"quotes": [{"episode": quoted.pk, "text": [1], "reply": [0]}], "gist": [], **WINDOW}
     reply = EpisodeFactory(session=session, metadata={"source": "chat", "offline_memory": refs})
     memory = memory_of(api_client, session, reply)
