@@ -10,6 +10,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from sessions_app.querysets import ChatSessionQuerySet, EpisodeQuerySet
+from sessions_app.shown_metadata import ATTRIBUTE, show_metadata
 
 #: The longest ``end_user`` taken: the client's own id for the person a session serves.
 END_USER_MAX_CHARS = 200
@@ -142,6 +143,15 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.position} of “{self.session}”"
+
+    @property
+    def shown_metadata(self) -> dict:
+        """``metadata`` as readers are shown it, references rendered as text
+        (``sessions_app.shown_metadata``); a list renders at once with
+        ``show_metadata``."""
+        if not hasattr(self, ATTRIBUTE):
+            show_metadata([self])
+        return getattr(self, ATTRIBUTE)
 
 
 class EpisodeVector(models.Model):

@@ -36,6 +36,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from django.db import transaction
@@ -45,11 +46,14 @@ from django.utils.dateparse import parse_datetime
 from sessions_app.errors import EpisodeDateInvalid
 from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 from sessions_app.services import episodes_bulk_create, session_create
+from sessions_app.shown_metadata import shown
 from sessions_app.validation import created_at_problems, episode_problems, metadata_problem, text_problem
 
 FORMAT = "nexus-transcript/2"
 #: The formats the importer reads (a header may also name none).
 READABLE_FORMATS = frozenset({"nexus-transcript/1", FORMAT})
+#: Episodes read (and their metadata rendered) at once by an export.
+EXPORT_CHUNK = 1000
 
 
 # --- out -------------------------------------------------------------------------
@@ -79,14 +83,19 @@ def export_lines(session: ChatSession, *, ids: list[int] | None = None) -> Itera
     episodes = (
         Episode.objects.for_session(session.pk)
         .values("id", "position", "user_input", "response", "created_at", "metadata")
-        .iterator(chunk_size=1000)
+        .iterator(chunk_size=EXPORT_CHUNK)
     )
-    for row in episodes:
-        episode_id = row.pop("id")
-        if ids is not None:
-            ids.append(episode_id)
-        row["created_at"] = row["created_at"].isoformat()
-        yield json.dumps(row, ensure_ascii=False)
+    while chunk := list(islice(episodes, EXPORT_CHUNK)):
+        # Metadata as readers are shown it: an offline reply's quotes as text, since
+        # the ids they are kept by name nothing in the session an import makes.
+        rendered = shown([(session.pk, row["metadata"]) for row in chunk])
+        for row, metadata in zip(chunk, rendered, strict=True):
+            episode_id = row.pop("id")
+            if ids is not None:
+                ids.append(episode_id)
+            row["created_at"] = row["created_at"].isoformat()
+            row["metadata"] = metadata
+            yield json.dumps(row, ensure_ascii=False)
 
 
 # --- in --------------------------------------------------------------------------

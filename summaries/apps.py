@@ -27,6 +27,12 @@ class SummariesConfig(AppConfig):
             sender=ChatSession,
             dispatch_uid="summaries.episodes_bulk_created_received",
         )
+        # An offline reply's quotes are kept as references and rendered when read.
+        from sessions_app.shown_metadata import register_renderer
+        from summaries.offline_memory import METADATA_KEY
+        from summaries.offline_memory_shown import show_offline_memory
+
+        register_renderer(METADATA_KEY, show_offline_memory)
         episodes_deleted.connect(
             episodes_deleted_received, sender=ChatSession, dispatch_uid="summaries.episodes_deleted_received"
         )

@@ -16,7 +16,6 @@ from typing import Any
 from django.conf import settings
 
 from sessions_app import shared_memory
-from sessions_app.labels import episode_label, lent_episode_label
 from sessions_app.models import ChatSession
 from sessions_app.retrieval import begin_ranking
 from summaries.context import ContextResult
@@ -53,18 +52,23 @@ def shown_memory(
 
 
 def offline_memory(*, session_pk: int, context: ContextResult, question: str) -> dict[str, Any]:
-    """What ``context`` holds for ``question``, shortened for people to read::
+    """What ``context`` holds for ``question``, as references to be shown
+    shortened (``summaries.offline_memory_shown`` renders them when read)::
 
-        {"retrieved": [{"label": "[8 May 2023 · #12]", "text": ..., "reply": ...}],
-         "retrieved_count": 5, "summary": "...", "recent": 3, "whole": False,
+        {"quotes": [{"episode": 12, "text": [0, 3], "reply": [1]}],
+         "gist": [{"summary": 4, "updated_at": "2023-05-08T10:00:00+00:00", "sentence": 2}],
+         "retrieved_count": 5, "recent": 3, "whole": False,
          "newest_in_part": False, "earlier": "quoted"}
 
-    ``retrieved`` are the best ``SHOWN_EXCHANGES`` of the ``retrieved_count``
-    earlier exchanges the context quotes (``reply`` is "" when the reply was
-    an offline one), ``summary`` a few sentences of its summary rows (""
-    without any), ``recent`` the exchanges of its recent window (as many as
-    fit in the window's share of the budget, not always
-    ``CONTEXT_RECENT_EPISODES``), given in full but for the newest when
+    ``quotes`` are the best ``SHOWN_EXCHANGES`` of the ``retrieved_count``
+    earlier exchanges the context quotes, each by id with the sentences
+    (by number) nearest the question of what the user wrote and of the reply
+    (none when the reply was an offline one); ``gist`` a few sentences of its
+    summary rows, by row, the row's ``updated_at`` when they were chosen and
+    number. No text is kept, so an exchange deleted later leaves none here:
+    read, a quote of it is gone. ``recent`` counts the exchanges of its
+    recent window (as many as fit in the window's share of the budget, not
+    always ``CONTEXT_RECENT_EPISODES``), given in full but for the newest when
     ``newest_in_part`` (alone it was over the share: its newest part is
     given). ``earlier`` says what came of the exchanges before those:
     ``"quoted"`` (some of them went in: retrieved, summarized or in the
@@ -76,29 +80,26 @@ def offline_memory(*, session_pk: int, context: ContextResult, question: str) ->
         :SHOWN_EXCHANGES
     ]
     texts = episode_texts(session_pk, shown)
-    titles = _lent(session_pk, [pk for pk in shown if pk in context.other_sessions], texts)
-    retrieved = []
+    lent = _lent(session_pk, [pk for pk in shown if pk in context.other_sessions], texts)
+    quotes = []
     for pk in shown:
         if pk not in texts:
             continue  # deleted since the context was built
-        exchange, created_at = texts[pk]
+        exchange = texts[pk][0]
         reply = "" if is_offline_reply(exchange.response) else exchange.response
-        label = (
-            lent_episode_label(created_at=created_at, title=titles[pk], position=exchange.position)
-            if pk in titles
-            else episode_label(created_at=created_at, position=exchange.position)
-        )
-        retrieved.append(
+        quotes.append(
             {
-                "label": label,
-                "text": nearest_sentences(exchange.user_input, asked, USER_SENTENCES),
-                "reply": nearest_sentences(reply, asked, REPLY_SENTENCES),
+                "episode": pk,
+                "text": nearest_indices(sentences(exchange.user_input), asked, USER_SENTENCES),
+                "reply": nearest_indices(sentences(reply), asked, REPLY_SENTENCES),
+                # Another of the person's chats lent it: rendered from there, if still shared.
+                **({"lent": True} if pk in lent else {}),
             }
         )
     return {
-        "retrieved": retrieved,
-        "retrieved_count": len(retrieved) if context.whole else len(context.retrieved),
-        "summary": _gist(session_pk, context.summaries, asked),
+        "quotes": quotes,
+        "retrieved_count": len(quotes) if context.whole else len(context.retrieved),
+        "gist": _gist(session_pk, context.summaries, asked),
         "recent": len(context.recent),
         # The whole conversation goes in full: it costs no more than a shorter context would.
         "whole": context.whole,
@@ -138,63 +139,82 @@ def nearest_sentences(text: str, asked: set[str], count: int) -> str:
     words with ``asked`` (the first ones when none shares any), in their
     order; "…" marks what was left out."""
     found = sentences(text)
-    if not found:
-        return ""
+    return quote(found, nearest_indices(found, asked, count))
+
+
+def nearest_indices(found: list[str], asked: set[str], count: int) -> list[int]:
+    """The numbers of the sentences of ``found``, at most ``count``, sharing the
+    most words with ``asked`` (the first ones when none shares any), in order."""
     ranked = sorted(range(len(found)), key=lambda n: (-_shared(found[n], asked), n))[:count]
+    return sorted([n for n in ranked if _shared(found[n], asked)] or ranked)
+
+
+def quote(found: list[str], picked: list[int]) -> str:
+    """The sentences ``picked`` (numbers into ``found``, in order) joined, "…"
+    where sentences were left out, cut to ``TEXT_CHARACTERS``; numbers past the
+    end (the text was edited since) are skipped."""
     pieces: list[str] = []
     last = -1
-    for n in sorted([n for n in ranked if _shared(found[n], asked)] or ranked):
+    for n in picked:
+        if not 0 <= n < len(found) or n <= last:
+            continue
         if n > last + 1:
             pieces.append(ELLIPSIS)
         pieces.append(found[n])
         last = n
+    if not pieces:
+        return ""
     if last < len(found) - 1:
         pieces.append(ELLIPSIS)
-    return _clip(" ".join(pieces))
+    return clip(" ".join(pieces))
 
 
-def _gist(session_pk: int, summary_ids: list[int], asked: set[str]) -> str:
-    """A few sentences of the summary rows: those sharing words with the
-    question, else the first, middle and last (one query)."""
+def summary_sentences(content: str) -> list[str]:
+    """The sentences of a summary row, numbered as ``gist`` numbers them."""
+    quoted = parse_summary(content)
+    return [*quoted.other, *quoted.user, *quoted.replies]
+
+
+def _gist(session_pk: int, summary_ids: list[int], asked: set[str]) -> list[dict[str, Any]]:
+    """A few sentences of the summary rows, by reference: those sharing words
+    with the question, else the first, middle and last (one query)."""
     if not summary_ids:
-        return ""
-    contents = Summary.objects.filter(session_id=session_pk, pk__in=summary_ids).order_by(
-        "first_episode_id", "pk"
-    )
-    found: list[str] = []
-    for content in contents.values_list("content", flat=True):
-        quoted = parse_summary(content)
-        found.extend([*quoted.other, *quoted.user, *quoted.replies])
+        return []
+    rows = Summary.objects.filter(session_id=session_pk, pk__in=summary_ids)
+    rows = rows.order_by("first_episode_id", "pk")
+    found: list[tuple[str, dict[str, Any]]] = []
+    for pk, content, updated_at in rows.values_list("pk", "content", "updated_at"):
+        stamp = updated_at.isoformat()
+        for n, sentence in enumerate(summary_sentences(content)):
+            found.append((sentence, {"summary": pk, "updated_at": stamp, "sentence": n}))
     if not found:
-        return ""
-    related = [n for n in range(len(found)) if _shared(found[n], asked)]
+        return []
+    related = [n for n in range(len(found)) if _shared(found[n][0], asked)]
     if related:
-        kept = sorted(sorted(related, key=lambda n: (-_shared(found[n], asked), n))[:GIST_SENTENCES])
+        kept = sorted(sorted(related, key=lambda n: (-_shared(found[n][0], asked), n))[:GIST_SENTENCES])
     else:
         kept = sorted({0, len(found) // 2, len(found) - 1})[:GIST_SENTENCES]
-    return _clip(" ".join(found[n] for n in kept), limit=TEXT_CHARACTERS * 2)
+    return [found[n][1] for n in kept]
 
 
 def _shared(sentence: str, asked: set[str]) -> int:
     return len(asked.intersection(closeness_terms(sentence)))
 
 
-def _clip(text: str, *, limit: int = TEXT_CHARACTERS) -> str:
+def clip(text: str, *, limit: int = TEXT_CHARACTERS) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
     return cut.removesuffix(ELLIPSIS).rstrip() + " " + ELLIPSIS
 
 
-def _lent(session_pk: int, ids: list[int], texts: dict) -> dict[int, str]:
+def _lent(session_pk: int, ids: list[int], texts: dict) -> set[int]:
     """The exchanges of ``ids`` that the person's other shared chats lent,
     read as the context read them (``shared_memory.lent_texts``) into
-    ``texts``; each one's chat title."""
+    ``texts``."""
     if not ids:
-        return {}
+        return set()
     session = ChatSession.objects.get(pk=session_pk)
-    titles = {}
-    for pk, (row, title, _) in shared_memory.lent_texts(session, ids).items():
+    for pk, (row, _, _) in shared_memory.lent_texts(session, ids).items():
         texts[pk] = (Exchange(pk, row.user_input, row.response, row.position), row.created_at)
-        titles[pk] = title
-    return titles
+    return set(texts) & set(ids)

@@ -23,6 +23,7 @@ from nexus.web import not_found_as_404, with_csp
 from notes.selectors import notes_made_by
 from sessions_app.models import ChatSession, Episode
 from sessions_app.selectors import session_for_user
+from sessions_app.shown_metadata import show_metadata
 from summaries.api.serializers import SummarizationStatusSerializer
 from summaries.models import Summary
 from summaries.selectors import summarization_status
@@ -44,7 +45,7 @@ def session_chat(request: HttpRequest, session_uuid: uuid.UUID) -> HttpResponse:
     # tells whether there is anything earlier to load.
     recent = list(Episode.objects.for_session(session.pk).newest_first()[: HISTORY_PAGE_SIZE + 1])
     has_earlier = len(recent) > HISTORY_PAGE_SIZE
-    episodes = list(reversed(recent[:HISTORY_PAGE_SIZE]))
+    episodes = show_metadata(reversed(recent[:HISTORY_PAGE_SIZE]))
     # "Memory updated: …" under the exchanges that made a note (one query).
     made = notes_made_by([ep.pk for ep in episodes])
     for ep in episodes:

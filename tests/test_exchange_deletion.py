@@ -180,3 +180,35 @@ def test_one_deletion_costs_the_same_in_a_long_session(owner):
     short = _deletion_queries(ChatSessionFactory(owner=owner), 15)
     long = _deletion_queries(ChatSessionFactory(owner=owner), 150)
     assert short == long
+
+
+def test_an_offline_reply_that_quoted_a_deleted_exchange_keeps_no_trace_of_it(api_client, session):
+    """An offline reply keeps what it quotes by reference: once the quoted
+    exchange is deleted its text is in no table, and the reply shows it no more."""
+    EpisodeFactory(session=session, user_input="I started learning the cello.", response="Lovely.")
+    marked = EpisodeFactory(
+        session=session, user_input=f"My locker code is {MARKER} at the gym.", response=f"Noted: {MARKER}."
+    )
+    for n in range(40):  # longer than a context holds whole: it retrieves and summarizes
+        EpisodeFactory(session=session, user_input=f"Note {n}: the weekend plans stand.", response="Fine.")
+    question = {"message": "What is my locker code at the gym?"}
+    chatted = api_client.post(
+        f"/api/sessions/{session.uuid}/chat/", question, format="json", HTTP_IDEMPOTENCY_KEY="chat-1"
+    )
+    assert chatted.status_code == 201, chatted.content
+    reply = chatted.json()["episode"]
+    memory = reply["metadata"]["offline_memory"]
+    assert MARKER in memory["retrieved"][0]["text"] and MARKER in memory["retrieved"][0]["reply"]
+    assert MARKER in memory["summary"]  # the summary row of the first exchanges quotes it too
+    assert {"sessions_app_episode", "sessions_app_idempotencykey"} <= set(tables_holding(MARKER))
+    assert MARKER not in str(session.episodes.get(pk=reply["id"]).metadata)  # references, not text
+
+    assert api_client.delete(f"/api/sessions/{session.uuid}/episodes/{marked.pk}/").status_code == 204
+
+    assert tables_holding(MARKER) == []
+    shown = api_client.get(f"/api/sessions/{session.uuid}/episodes/{reply['id']}/").json()["metadata"]
+    assert MARKER not in str(shown)
+    labels = [item["label"] for item in shown["offline_memory"]["retrieved"]]
+    assert memory["retrieved"][0]["label"] not in labels
+    page = api_client.get(f"/api/sessions/{session.uuid}/episodes/", {"newest": 5}).json()["results"]
+    assert reply["id"] in [e["id"] for e in page] and MARKER not in str(page)

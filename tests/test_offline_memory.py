@@ -16,6 +16,7 @@ from sessions_app.models import Episode, EpisodeVector
 from sessions_app.semantic.encoder import encoder
 from sessions_app.semantic.passages import episode_texts
 from sessions_app.semantic.vectors import to_matrix
+from sessions_app.shown_metadata import shown
 from summaries.context import build_context
 from summaries.inference.offline import OFFLINE_CHAT_REPLY
 from summaries.models import Summary
@@ -96,7 +97,7 @@ def test_an_offline_reply_is_the_marker_and_the_memory_is_in_its_metadata(api_cl
     assert body["reply"] == OFFLINE_CHAT_REPLY
     stored = Episode.objects.get(pk=body["episode"]["id"])
     assert (stored.user_input, stored.response) == (QUESTION, OFFLINE_CHAT_REPLY)
-    memory = stored.metadata["offline_memory"]
+    memory = stored.shown_metadata["offline_memory"]
     assert body["episode"]["metadata"]["offline_memory"] == memory
     # The earlier exchange that answers, first, labelled with its day and number, trimmed to
     # the sentence that matters (the move in March is left out), the offline reply not quoted.
@@ -161,7 +162,8 @@ def test_openai_clients_get_the_marker_and_the_episode_keeps_the_memory(api_clie
     stored = Episode.objects.filter(session=session).latest("pk")
     assert stored.response == OFFLINE_CHAT_REPLY
     assert stored.metadata["source"] == "openai_api"
-    assert stored.metadata["offline_memory"]["retrieved"][0]["label"].endswith(f"#{episodes[1].position}]")
+    label = stored.shown_metadata["offline_memory"]["retrieved"][0]["label"]
+    assert label.endswith(f"#{episodes[1].position}]")
 
 
 def test_the_chat_page_shows_the_memory_under_the_reply(api_client, chatted, owner):
@@ -202,7 +204,7 @@ def test_the_quoted_memory_is_neither_encoded_nor_summarized(
         with django_capture_on_commit_callbacks(execute=True):
             assert chat(api_client, session, f"{QUESTION} Asking again, time {n}.").status_code == 201
     turns = list(Episode.objects.filter(session=session, metadata__source="chat"))
-    assert all(turn.metadata["offline_memory"]["retrieved"] for turn in turns)
+    assert all(turn.shown_metadata["offline_memory"]["retrieved"] for turn in turns)
     # Vectors of exactly the message and the marker reply (stored at reduced precision).
     encoded = [turn for turn in turns if EpisodeVector.objects.filter(episode_id=turn.pk).exists()]
     assert len(encoded) >= 4  # encoding runs once per CONTEXT_RECENT_EPISODES single writes
@@ -210,7 +212,7 @@ def test_the_quoted_memory_is_neither_encoded_nor_summarized(
         stored, _ = to_matrix(list(EpisodeVector.objects.filter(episode_id=turn.pk).values_list("vector", flat=True)))
         expected = encoder().encode(episode_texts(turn.user_input, turn.response))
         assert np.allclose(stored, expected, atol=1e-3)
-        shown = turn.metadata["offline_memory"]["retrieved"][0]["text"]
+        shown = turn.shown_metadata["offline_memory"]["retrieved"][0]["text"]
         with_memory = encoder().encode(episode_texts(turn.user_input, f"{turn.response}\n{shown}"))
         assert not np.allclose(stored[0], with_memory[0], atol=1e-3)
     # Summaries quote what was written, never the memory shown with a reply.
@@ -226,7 +228,9 @@ def test_memory_of_a_context_without_retrieval_or_summaries(owner):
         EpisodeFactory(session=session, user_input=text, response=OFFLINE_CHAT_REPLY)
     session.refresh_from_db()
     context = build_context(session=session, question=QUESTION)
-    memory = offline_memory(session_pk=session.pk, context=context, question=QUESTION)
+    stored = offline_memory(session_pk=session.pk, context=context, question=QUESTION)
+    assert stored["quotes"] == [] and stored["gist"] == []
+    memory = shown([(session.pk, {"offline_memory": stored})])[0]["offline_memory"]
     assert memory == {
         "retrieved": [],
         "retrieved_count": 0,

@@ -27,6 +27,7 @@ from sessions_app.search import EmptyQuery
 from sessions_app.search.results import Found, search_visible
 from sessions_app.selectors import session_for_user
 from sessions_app.session_search import search_session
+from sessions_app.shown_metadata import show_metadata
 
 BAD_QUERY = OpenApiResponse(
     description="Bad `q` (empty, only stop words, too long) or `limit`; names the field."
@@ -44,6 +45,7 @@ def search_query(request: Request) -> dict[str, Any]:
 
 
 def results_payload(found: list[Found]) -> dict[str, Any]:
+    show_metadata([item.episode for item in found])  # the page's metadata at once
     return {
         "results": [
             {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.db.models.manager import BaseManager
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_aware
 from rest_framework import serializers
@@ -12,6 +13,7 @@ from rest_framework import serializers
 from nexus.api.pagination import MAX_ID
 from sessions_app.api.validators import LimitedTextField, MetadataField
 from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
+from sessions_app.shown_metadata import show_metadata
 from sessions_app.validation import episode_problems
 
 
@@ -79,6 +81,14 @@ class SessionFilterSerializer(serializers.Serializer):
     memory_scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
 
 
+class EpisodeListSerializer(serializers.ListSerializer):
+    """Renders the metadata of the whole page at once (``show_metadata``): a
+    few queries for the page, not a few per episode."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        return super().to_representation(show_metadata(data.all() if isinstance(data, BaseManager) else data))
+
+
 class EpisodeSerializer(serializers.Serializer):
     """An episode as read (declared fields: no model introspection per request)."""
 
@@ -90,8 +100,12 @@ class EpisodeSerializer(serializers.Serializer):
     user_input = serializers.CharField(read_only=True)
     response = serializers.CharField(read_only=True)
     token_count = serializers.IntegerField(read_only=True)
-    metadata = MetadataField(read_only=True)
+    # As readers are shown it: references (an offline reply's quotes) rendered as text.
+    metadata = MetadataField(read_only=True, source="shown_metadata")
     created_at = serializers.DateTimeField(read_only=True)
+
+    class Meta:
+        list_serializer_class = EpisodeListSerializer
 
 
 class OffsetDateTimeField(serializers.DateTimeField):
@@ -175,7 +189,7 @@ def episode_payload(episode: Episode) -> dict[str, Any]:
         "user_input": episode.user_input,
         "response": episode.response,
         "token_count": episode.token_count,
-        "metadata": episode.metadata,
+        "metadata": episode.shown_metadata,
         "created_at": _CREATED_AT.to_representation(episode.created_at),
     }
 

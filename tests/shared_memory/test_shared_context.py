@@ -181,6 +181,9 @@ def test_an_offline_reply_shows_what_another_chat_lent_by_its_title(api_client, 
     response = api_client.post(f"/api/sessions/{new.uuid}/chat/", {"message": QUESTION}, format="json")
     assert response.status_code in (200, 201), response.content
     episode = new.episodes.get()
-    (shown,) = episode.metadata["offline_memory"]["retrieved"]
+    (shown,) = episode.shown_metadata["offline_memory"]["retrieved"]
     assert shown["label"].endswith('"Trip planning" #31]')
     assert "nine-sharp" in shown["text"]
+    assert "nine-sharp" not in str(episode.metadata)  # a reference, rendered when read
+    listed = api_client.get(f"/api/sessions/{new.uuid}/episodes/").json()["results"]
+    assert listed[0]["metadata"]["offline_memory"]["retrieved"] == [shown]
