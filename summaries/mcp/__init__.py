@@ -10,8 +10,9 @@ workers, not in them), where every request sends an API key as
 Each call acts as the key's user through the API's own authentication
 (``nexus.api.authentication``: remembered per process, revoked at once), so
 the tools see what the REST API shows that key: no staff permission, and
-for a key bound to an end user, that end user's sessions only. Tools call
-the same services and validate with the same serializers as the REST
-endpoints (``summaries.mcp.memory_tools``); a new group of tools is a
-module of ``@tool`` functions named in ``summaries.mcp.server.TOOL_MODULES``.
+for a key bound to an end user, that end user's sessions and notes only.
+Tools call the same services and validate with the same serializers as the
+REST endpoints (``summaries.mcp.memory_tools``, ``summaries.mcp.note_tools``);
+a new group of tools is a module of ``@tool`` functions named in
+``summaries.mcp.server.TOOL_MODULES``.
 """

@@ -19,12 +19,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from summaries.mcp.registry import TOOLS, KeySource, bearer_key, key_user
 
 #: The modules whose ``@tool`` functions the server offers.
-TOOL_MODULES = ("summaries.mcp.memory_tools",)
+TOOL_MODULES = ("summaries.mcp.memory_tools", "summaries.mcp.note_tools")
 
 INSTRUCTIONS = (
     "Nexus keeps the memory of conversations. Before answering, call get_context for the "
     "question in the session; after answering, store the exchange with remember. search_memory "
-    "finds earlier exchanges by their words; list_sessions names the sessions."
+    "finds earlier exchanges by their words; list_sessions names the sessions. What the person "
+    "asks you to keep in mind for good (an instruction, a preference, a fact about them) is a "
+    "note: add_note keeps it for every later context; list_notes, update_note and delete_note."
 )
 
 

@@ -20,13 +20,18 @@ from tests.process_support import PROJECT_ROOT, free_port, run_python, start_log
 from tests.shared_store.servers import prepare, server_env
 
 #: Made in the server's database before it starts: ann's sessions for alice, bob
-#: and herself, her keys (one bound to alice), and bob-the-user's key.
+#: and herself, her keys (one bound to alice), zed's key; then a shared session
+#: of alice's and ann's notes: alice's (shared), bob's, and one of alice's
+#: session-scoped session alone.
 SETUP = """
 from nexus.api.keys.services import key_create
+from notes.services import note_create
 from sessions_app.services import episode_create, session_create
+session_of_alice = None
 for end_user, fact in (("alice", "alice keeps bees on the roof"), ("bob", "bob keeps bees in the garden"),
                        ("", "ann keeps bees at the allotment")):
     session = session_create(owner=ann, title=f"of {end_user or 'ann'}", end_user=end_user)
+    session_of_alice = session if end_user == "alice" else session_of_alice
     episode_create(session=session, user_input=f"Remember: {fact}.", response="Noted.")
     print(session.uuid)
 other = get_user_model().objects.create_user("zed", password="zed-password-1")
@@ -34,6 +39,10 @@ print(key_create(user=ann, name="agent")[1])
 print(key_create(user=ann, name="alice's app", end_user="alice")[1])
 print(key_create(user=other, name="zed's agent")[1])
 print(key_create(user=ann, name="to revoke")[1])
+print(session_create(owner=ann, title="alice, shared", end_user="alice", memory_scope="shared").uuid)
+print(note_create(owner=ann, kind="fact", text="alice keeps bees", end_user="alice").pk)
+print(note_create(owner=ann, kind="preference", text="bob likes short answers", end_user="bob").pk)
+print(note_create(owner=ann, kind="instruction", text="answer in verse", session=session_of_alice).pk)
 """
 
 
@@ -46,6 +55,8 @@ class McpWorld:
     alice_key: str
     other_key: str
     revocable_key: str
+    shared_session: str  # alice's shared session (the others are session-scoped)
+    notes: dict[str, int]  # "alice" (shared), "bob", "scoped" (alice's session-scoped session's) -> id
 
     def http(self, key: str | None) -> Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -81,7 +92,9 @@ def mcp_world(tmp_path_factory) -> Iterator[McpWorld]:
     env = server_env(
         tmp_path, MCP_HOST="127.0.0.1", MCP_PORT=str(port), DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost"
     )
-    *uuids, key, alice_key, other_key, revocable_key = prepare(env, SETUP).split()
+    made = prepare(env, SETUP).split()
+    uuids, (shared_session, *note_ids) = made[:3], made[7:]
+    key, alice_key, other_key, revocable_key = made[3:7]
     process = start_logged(
         [sys.executable, "manage.py", "mcp", "--http"], log_path=tmp_path / "mcp.log", env=env
     )
@@ -94,6 +107,7 @@ def mcp_world(tmp_path_factory) -> Iterator[McpWorld]:
             retry_on=(httpx.HTTPError,),
         )
         sessions = dict(zip(("alice", "bob", ""), uuids, strict=True))
-        yield McpWorld(env, url, sessions, key, alice_key, other_key, revocable_key)
+        notes = dict(zip(("alice", "bob", "scoped"), map(int, note_ids), strict=True))
+        yield McpWorld(env, url, sessions, key, alice_key, other_key, revocable_key, shared_session, notes)
     finally:
         stop_process(process, group=True)

@@ -11,7 +11,10 @@ import httpx
 import pytest
 from mcp import Client
 
-TOOL_NAMES = {"search_memory", "get_context", "remember", "list_sessions"}
+TOOL_NAMES = {
+    "search_memory", "get_context", "remember", "list_sessions",
+    "list_notes", "add_note", "update_note", "delete_note",
+}  # fmt: skip
 
 
 async def call(client: Client, name: str, **arguments: Any) -> tuple[bool, Any]:
