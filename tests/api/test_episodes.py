@@ -393,7 +393,8 @@ def test_bulk_requests_summarization_once(api_client, session, monkeypatch):
     )
     api_client.post(url(session), items(7), format="json")
     # One request for the batch, which also sends the encoding task for its vectors.
-    assert calls == [{"session_pk": session.pk, "batch": True}]
+    # No message of the batch states a note: no extraction is asked for.
+    assert calls == [{"session_pk": session.pk, "batch": True, "notes": False}]
 
 
 # --- who sees what ------------------------------------------------------------
