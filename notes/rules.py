@@ -22,11 +22,13 @@ MAX_SENTENCE_CHARS = 300
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|`[^`\n]*`")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
-# A colon that introduces material to work on: what follows is not the user's own voice.
+# A colon that introduces material to work on: what follows is not the user's own voice. The word
+# and its colon are in one sentence: "according to the log. Please never suggest Homebrew: …" is
+# the user's own instruction after a sentence that names a log.
 _INTRODUCES = re.compile(
     r"\b(?:this|these|following|below|text|email|e-mail|message|letter|paragraph|passage|document|"
     r"code|snippet|log|error|output|translate|summari[sz]e|review|proofread|rewrite|fix|check|explain|"
-    r"says?|said|wrote|reads?|quote)\b[^:\n]*:",
+    r"says?|said|wrote|reads?|quote)\b[^:\n.!?]*:",
     re.I,
 )
 _LEAD = (

@@ -27,6 +27,9 @@ pytestmark = pytest.mark.django_db
          "I'm allergic to shellfish, so keep that in mind."),
         ("my name is Dana", "fact", "My name is Dana."),
         ("Oh and also, call me Sam.", "fact", "Call me Sam."),
+        # A word that may introduce pasted text, in an earlier sentence, cuts nothing after it.
+        ("Someone tried logins overnight according to the log. Please never suggest Homebrew: "
+         "my laptop can't run it.", "instruction", "Please never suggest Homebrew: my laptop can't run it."),
     ],
 )  # fmt: skip
 def test_rules_find_the_users_own_statements(message, kind, text):
@@ -44,6 +47,7 @@ def test_rules_find_the_users_own_statements(message, kind, text):
         'My boss said "always cc me on everything" and I am not sure.',
         "Why does this fail?\n```python\n# never call this twice\nalways_run()\n```",
         "Here is the log:\n    never retry on 500\n    always back off",
+        "It failed again. Check this output: always retry on 500, never back off.",
         "What is the capital of France?",
     ],
 )

@@ -206,3 +206,19 @@ def test_the_conversation_is_found_through_the_index(owner):
         if connection.vendor == "postgresql":
             cursor.execute("RESET enable_seqscan")
     assert "session_history_fp_idx" in plan, plan
+
+
+def test_a_new_conversation_of_the_same_user_recalls_a_fact_from_an_earlier_one(client, model, settings):
+    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000  # retrieval by meaning, as in production
+    earlier = Conversation(client, user="gus")
+    earlier.say("Hi, can you help me plan a weekend?")
+    earlier.say("My sister Odalys moved to Tromsø last spring, so I fly north in March.")
+    earlier.say("Any tips for packing light?")
+    question = "Which town does my sibling live in now?"
+    later = Conversation(client, user="gus")
+    later.say(question)
+    assert later.sessions[0] != earlier.sessions[0]
+    assert "Tromsø" in memory_sent(model, question)
+    # Another end user of the same account asking the same gets nothing of it.
+    Conversation(client, user="hal").say(question)
+    assert "Tromsø" not in memory_sent(model, question)
