@@ -31,6 +31,7 @@ from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer
 from summaries.openai_api.views import (
     CLIENT_CLOSED_REQUEST,
     SESSION_HEADER,
+    TURN_ERRORS,
     OpenAIView,
     as_openai_error,
     require_chat_backend,
@@ -57,13 +58,8 @@ class ResponsesView(OpenAIView):
         request=OpenApiTypes.OBJECT,
         responses={
             200: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="Bad or unsupported parameter (`param` names it)."),
-            401: OpenApiResponse(description="Missing or bad token."),
             404: OpenApiResponse(description="Unknown model, session or previous response."),
-            429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
-            502: OpenApiResponse(description="The model answered with an error; nothing stored."),
-            503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
-            504: OpenApiResponse(description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS."),
+            **TURN_ERRORS,
         },
     )
     @idempotent(model_call=True)

@@ -186,6 +186,19 @@ class ModelDetailView(OpenAIView):
         return Response(model_object(model))
 
 
+
+#: What a model turn may answer besides its 200 and its own 404, for the
+#: schema of every /v1 endpoint that runs one.
+TURN_ERRORS = {
+    400: OpenApiResponse(description="Bad or unsupported parameter (`param` names it)."),
+    401: OpenApiResponse(description="Missing or bad token."),
+    429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
+    502: OpenApiResponse(description="The model answered with an error; nothing stored."),
+    503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
+    504: OpenApiResponse(description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS."),
+}
+
+
 class ChatCompletionsView(OpenAIView):
     @extend_schema(
         tags=["openai"],
@@ -209,13 +222,8 @@ class ChatCompletionsView(OpenAIView):
         request=OpenApiTypes.OBJECT,
         responses={
             200: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="Bad or unsupported parameter (`param` names it)."),
-            401: OpenApiResponse(description="Missing or bad token."),
             404: OpenApiResponse(description="Unknown model or session."),
-            429: OpenApiResponse(description="Too many requests, or at UTILITY_CALLS_PER_USER_HOUR."),
-            502: OpenApiResponse(description="The model answered with an error; nothing stored."),
-            503: OpenApiResponse(description="The model is unreachable or busy, or the backend has no chat."),
-            504: OpenApiResponse(description="The model did not finish within CHAT_TURN_TIMEOUT_SECONDS."),
+            **TURN_ERRORS,
         },
     )
     @idempotent(model_call=True)
