@@ -97,3 +97,14 @@ def test_a_clear_writes_the_empty_value_without_reading_the_history(owner):
     keeping, plain = session_create(owner=owner, keeps_fingerprint=True), session_create(owner=owner)
     assert clear_queries(keeping) == clear_queries(plain)
     assert (_stored(keeping), _stored(plain)) == (EMPTY, None)
+
+
+def test_a_session_keeping_none_hashes_nothing(monkeypatch):
+    from sessions_app import history_fingerprint as fingerprints
+
+    def untouched():
+        raise AssertionError("the exchanges were read")
+        yield
+
+    monkeypatch.setattr(fingerprints, "exchange_digest", lambda *args: pytest.fail("an exchange was hashed"))
+    assert fingerprints.fingerprint_after(None, untouched()) is None
