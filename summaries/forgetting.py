@@ -164,10 +164,9 @@ def _empty(rows: list[Summary]) -> None:
     if not rows:
         return
     spans = (
-        Episode.objects.filter(
-            session_id=rows[0].session_id,
-            pk__gte=rows[0].first_episode_id,
-            pk__lte=max(row.last_episode_id for row in rows),
+        # One range of the (session, id) index over the rows (they are in order), then each row's part.
+        Episode.objects.after(
+            rows[0].session_id, rows[0].first_episode_id - 1, max(row.last_episode_id for row in rows)
         )
         .annotate(
             row=Case(
