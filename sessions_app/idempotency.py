@@ -29,7 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Expression
+from django.db.models import Subquery
 from django.utils import timezone
 
 from sessions_app.models import IdempotencyKey
@@ -70,7 +70,7 @@ class Claim:
     token: uuid.UUID
     finished: bool = False
 
-    def finish(self, answer: Answer, *, session_pk: int | Expression | None = None) -> None:
+    def finish(self, answer: Answer, *, session_pk: int | Subquery | None = None) -> None:
         """Keep ``answer`` for the key, in the caller's transaction when there
         is one (the write's: both commit or neither), in one statement (the
         session may be given as a subquery it reads). ``KeyLost`` if the claim
