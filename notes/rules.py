@@ -118,8 +118,13 @@ def own_voice(message: str) -> str:
 
 def statements(message: str) -> list[Statement]:
     """The sentences of the user's ``message`` that state a note, in order."""
+    return _statements_in(own_voice(message))
+
+
+def _statements_in(voice: str) -> list[Statement]:
+    """``statements`` of the text already reduced to the user's own voice."""
     found: list[Statement] = []
-    for match in _SENTENCE.finditer(own_voice(message)):
+    for match in _SENTENCE.finditer(voice):
         sentence = " ".join(match.group(0).split()).strip(" ,;-")
         if not sentence or sentence.endswith("?") or len(sentence) > MAX_SENTENCE_CHARS:
             continue
@@ -148,4 +153,5 @@ _CUE = re.compile(
 def may_state_note(message: str) -> bool:
     """Whether the user's ``message`` may state a note: a cue word most
     statements hold, or one the rules find."""
-    return bool(_CUE.search(own_voice(message).replace("’", "'"))) or bool(statements(message))
+    voice = own_voice(message)
+    return bool(_CUE.search(voice.replace("’", "'"))) or bool(_statements_in(voice))

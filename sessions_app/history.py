@@ -29,7 +29,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from sessions_app.errors import EpisodeNotFound, ReplyAlreadyStored, SessionNotFound
-from sessions_app.history_fingerprint import history_fingerprint
+from sessions_app.history_fingerprint import EMPTY, history_fingerprint
 from sessions_app.models import ChatSession, Episode, EpisodeVector, IdempotencyKey
 from sessions_app.querysets import session_range
 from sessions_app.search.tasks import purge_after_commit
@@ -44,7 +44,9 @@ def _lock(session_pk: int) -> dict[str, Any]:
     row = (
         ChatSession.objects.select_for_update()
         .filter(pk=session_pk)
-        .values("cached_last_episode_id", "cached_last_position", "encoded_through_position")
+        .values(
+            "cached_last_episode_id", "cached_last_position", "encoded_through_position", "history_fingerprint"
+        )
         .first()
     )
     if row is None:
@@ -138,6 +140,9 @@ def session_history_clear(*, session: ChatSession) -> int:
         locked = _lock(session.pk)
         EpisodeVector.objects.filter(session_id=session.pk).delete()
         deleted, _ = Episode.objects.filter(session_id=session.pk).delete()
+        changes: dict[str, Any] = {}
+        if locked["history_fingerprint"] is not None:
+            changes["history_fingerprint"] = EMPTY  # the empty history's, known without a read
         ChatSession.objects.filter(pk=session.pk).update(
             cached_episode_count=0,
             cached_total_tokens=0,
@@ -146,8 +151,8 @@ def session_history_clear(*, session: ChatSession) -> int:
             encoded_through_position=locked["cached_last_position"],
             history_revision=F("history_revision") + 1,
             updated_at=timezone.now(),
+            **changes,
         )
-        _fingerprint_again(session)
         IdempotencyKey.objects.filter(session_id=session.pk).delete()
         episodes_deleted.send(sender=ChatSession, session_pk=session.pk, episodes=None)
         if deleted:

@@ -30,14 +30,15 @@ def exchange_digest(user_input: str, response: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def extended(previous: str | None, digest: str) -> str | None:
-    """The value after one more exchange (``None`` stays ``None``)."""
-    if previous is None:
-        return None
+def extended(previous: str, digest: str) -> str:
+    """The value after one more exchange."""
     return hashlib.sha256((previous + digest).encode("ascii")).hexdigest()
 
 
 def fingerprint_after(previous: str | None, exchanges: Iterable[tuple[str, str]]) -> str | None:
+    """The value after ``exchanges`` (``None`` stays ``None``: nothing is hashed, nothing read)."""
+    if previous is None:
+        return None
     value = previous
     for user_input, response in exchanges:
         value = extended(value, exchange_digest(user_input, response))

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Subquery
 from django.utils import timezone
 
 from sessions_app.models import IdempotencyKey
@@ -69,9 +70,10 @@ class Claim:
     token: uuid.UUID
     finished: bool = False
 
-    def finish(self, answer: Answer, *, session_pk: int | None = None) -> None:
+    def finish(self, answer: Answer, *, session_pk: int | Subquery | None = None) -> None:
         """Keep ``answer`` for the key, in the caller's transaction when there
-        is one (the write's: both commit or neither). ``KeyLost`` if the claim
+        is one (the write's: both commit or neither), in one statement (the
+        session may be given as a subquery it reads). ``KeyLost`` if the claim
         is no longer ours."""
         kept = IdempotencyKey.objects.filter(
             pk=self.pk, claim=self.token, state=IdempotencyKey.State.IN_PROGRESS

@@ -247,7 +247,7 @@ def episodes_bulk_create(*, session: ChatSession, items: Sequence[EpisodeInput])
         for position, episode in enumerate(episodes, start=first):
             episode.position = position
         created = Episode.objects.bulk_create(episodes)
-        after = fingerprint_after(before, [(e.user_input, e.response) for e in created])
+        after = fingerprint_after(before, ((e.user_input, e.response) for e in created))
         _record_newest(session_pk=session.pk, episode=max(created, key=lambda e: e.pk), fingerprint=after)
         episodes_bulk_created.send(sender=ChatSession, session_pk=session.pk, episodes=created)
     return created

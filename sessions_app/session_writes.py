@@ -14,7 +14,7 @@ from sessions_app.access import end_user_written
 from sessions_app.errors import EndUserLocked, SessionNotFound
 from sessions_app.history_fingerprint import EMPTY
 from sessions_app.models import ChatSession, Episode
-from sessions_app.search.maintenance import purge_deleted_terms
+from sessions_app.search.tasks import purge_after_commit
 
 
 def session_create(
@@ -99,11 +99,11 @@ def session_counters_repair(*, session_pk: int) -> None:
 def session_delete(*, session: ChatSession) -> None:
     """Delete a session with its episodes, summaries and state (cascade), and
     its words with them from the full-text index's data (SQLite keeps them
-    in its segments until they are merged; ``purge_deleted_terms``)."""
+    in its segments until they are merged: ``sessions_app.search.tasks``)."""
     using = router.db_for_write(Episode)
     with transaction.atomic(using=using):
         _, deleted = session.delete()
-        # SQLite rewrites its whole index for this (a cost that grows with
-        # the index), so only when words were indexed.
+        # SQLite rewrites its whole index for this (a cost that grows with the index), so only
+        # when words were indexed, after the commit (not holding the write lock), batched.
         if deleted.get(Episode._meta.label):
-            purge_deleted_terms(using=using)
+            purge_after_commit(using=using)

@@ -30,7 +30,7 @@ from summaries.chat_record import ChatSessionGone, ChatTurn, ChatTurnError, Timi
 from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, InferenceError, get_client, within
 from summaries.model_cap import chat_call_record, check_model_call_allowed
-from summaries.turn_metadata import turn_metadata
+from summaries.turn_metadata import stored_reply, turn_metadata
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -94,15 +94,19 @@ def _store(
     log = partial(
         log_turn, session=session, message=message, stream=stream, timings=timings, context=context
     )
+    response, cut = stored_reply(completion.text, session=session)
+    metadata = turn_metadata(
+        source="chat",
+        completion=completion,
+        context=context,
+        session=session,
+        question=message,
+        reply_cut=cut,
+    )
     try:
         with atomic_write():
             episode = episode_create(
-                session=session,
-                user_input=message,
-                response=completion.text,
-                metadata=turn_metadata(
-                    source="chat", completion=completion, context=context, session=session, question=message
-                ),
+                session=session, user_input=message, response=response, metadata=metadata
             )
             timings.total_ms = timings.since_start()
             turn = ChatTurn(

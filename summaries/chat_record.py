@@ -21,6 +21,17 @@ from summaries.inference import ContextWindowExceeded, DeadlineExceeded, Inferen
 logger = logging.getLogger("nexus.chat")
 
 
+def turn_timed_out() -> str:
+    """What a turn past ``CHAT_TURN_TIMEOUT_SECONDS`` answers, on every endpoint that runs one."""
+    return (
+        f"The chat model did not finish its reply within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} seconds "
+        "(CHAT_TURN_TIMEOUT_SECONDS); nothing was stored. Please try again."
+    )
+
+
+MODEL_UNAVAILABLE = "The chat model is not available right now; nothing was stored. Please try again shortly."
+
+
 class ChatTurnError(Exception):
     """The chat model gave no complete reply; nothing was stored.
 
@@ -39,17 +50,9 @@ class ChatTurnError(Exception):
     @classmethod
     def from_inference(cls, err: InferenceError) -> ChatTurnError:
         if isinstance(err, DeadlineExceeded):
-            return cls(
-                f"The chat model did not finish its reply within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} "
-                "seconds; nothing was stored. Please try again.",
-                transient=True,
-                timed_out=True,
-            )
+            return cls(turn_timed_out(), transient=True, timed_out=True)
         if err.transient:
-            return cls(
-                "The chat model is not available right now; nothing was stored. Please try again shortly.",
-                transient=True,
-            )
+            return cls(MODEL_UNAVAILABLE, transient=True)
         if isinstance(err, ContextWindowExceeded):
             # Says how large the prompt is and which setting bounds it; no address.
             return cls(f"{err.message} The message was not answered; nothing was stored.", transient=False)

@@ -21,24 +21,27 @@ summaries derived from it too:
 A clear deletes every row, curated ones too, with their revisions.
 
 Lock contract: called holding the session's row lock; locks the state row,
-then the covering summary row, as erasure does. Flat cost: the covering row
-is one probe of the ``(session, last_episode_id)`` index; only revisions are
-found by a join over the session's rows.
+then the covering summary rows, as erasure does. Bounded cost: a deletion of
+any number of exchanges costs the same fixed number of queries; the covering
+rows are one range of the ``(session, last_episode_id)`` index, and only
+revisions are found by a join over the session's rows.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import Case, F, IntegerField, Max, Min, Q, Value, When
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from sessions_app.labels import exchanges_label
 from sessions_app.models import Episode
 from summaries.coverage import refresh_coverage
 from summaries.models import SummarizationState, Summary, SummaryIndex, SummaryRevision
+from summaries.summary_index import queue_refresh
 from summaries.tasks import queue_run
 from summaries.triggers import summary_regenerate
 
@@ -52,14 +55,33 @@ def exchanges_deleted(*, session_pk: int, episodes: list[tuple[int, int]] | None
         _stop_run(session_pk, reset_coverage=True)
         Summary.objects.filter(session_id=session_pk).delete()
         return
+    if not episodes:
+        return
+    ids = sorted(episode_id for episode_id, _ in episodes)
+    _stop_run(session_pk, covered_ids=ids)
+    rows = list(
+        Summary.objects.select_for_update()
+        .filter(session_id=session_pk, last_episode_id__gte=ids[0], first_episode_id__lte=ids[-1])
+        .order_by("last_episode_id", "pk")
+        .only("pk", "session_id", "first_episode_id", "last_episode_id", "curated")
+    )
+    # Rows tile the session without overlap: each exchange has at most one.
+    covered: dict[int, list[tuple[int, int]]] = {}
     for episode_id, position in episodes:
-        _forget(session_pk, episode_id, position)
+        row = next((r for r in rows if r.first_episode_id <= episode_id <= r.last_episode_id), None)
+        if row is not None:
+            covered.setdefault(row.pk, []).append((episode_id, position))
+    touched = [row for row in rows if row.pk in covered]
+    curated = [row for row in touched if row.curated]
+    _forget_revisions(session_pk, ids, [e for row in curated for e, _ in covered[row.pk]])
+    _flag(curated, covered)
+    _empty([row for row in touched if not row.curated])
 
 
-def _stop_run(session_pk: int, *, covered_id: int | None = None, reset_coverage: bool = False) -> None:
+def _stop_run(session_pk: int, *, covered_ids: Sequence[int] = (), reset_coverage: bool = False) -> None:
     """Take the lease from a run in flight (it stores nothing then) and queue
     the session again after the commit; the coverage counters lose the
-    deleted exchange (``covered_id``) or everything (``reset_coverage``)."""
+    deleted exchanges (``covered_ids``) or everything (``reset_coverage``)."""
     state = (
         SummarizationState.objects.select_for_update()
         .filter(session_id=session_pk)
@@ -71,8 +93,10 @@ def _stop_run(session_pk: int, *, covered_id: int | None = None, reset_coverage:
     changes: dict[str, Any] = {}
     if reset_coverage:
         changes.update(covered_through=0, covered_episodes=0)
-    elif covered_id is not None and covered_id <= state["covered_through"]:
-        changes["covered_episodes"] = Greatest(F("covered_episodes") - 1, Value(0))
+    else:
+        lost = sum(1 for episode_id in covered_ids if episode_id <= state["covered_through"])
+        if lost:
+            changes["covered_episodes"] = Greatest(F("covered_episodes") - lost, Value(0))
     running = state["state"] == State.RUNNING
     if running:
         changes.update(
@@ -88,46 +112,99 @@ def _stop_run(session_pk: int, *, covered_id: int | None = None, reset_coverage:
         transaction.on_commit(lambda: queue_run(session_pk=session_pk), robust=True)
 
 
-def _forget(session_pk: int, episode_id: int, position: int) -> None:
-    _stop_run(session_pk, covered_id=episode_id)
-    row = (
-        Summary.objects.select_for_update()
-        .filter(session_id=session_pk, last_episode_id__gte=episode_id)
-        .order_by("last_episode_id", "pk")
-        .first()
-    )
-    covering = row is not None and row.first_episode_id <= episode_id
-    # Earlier texts that covered it, of this row or of one a rebuild has moved since.
-    revisions = SummaryRevision.objects.filter(
-        summary__session_id=session_pk, first_episode_id__lte=episode_id, last_episode_id__gte=episode_id
-    )
-    if covering and row.curated:
-        revisions.filter(curated=False).delete()
-        label = exchanges_label(position, position)
+def _forget_revisions(session_pk: int, ids: list[int], under_curated: list[int]) -> None:
+    """Delete the earlier texts that covered a deleted exchange, of any row (one
+    a rebuild has moved since too); under a curated row only automatic ones."""
+    kept_curated = sorted(under_curated)
+    anywhere = sorted(set(ids) - set(kept_curated))
+    found = SummaryRevision.objects.filter(
+        summary__session_id=session_pk, first_episode_id__lte=ids[-1], last_episode_id__gte=ids[0]
+    ).values_list("pk", "first_episode_id", "last_episode_id", "curated")
+    gone = [
+        pk
+        for pk, first, last, is_curated in found
+        if _any_within(anywhere, first, last) or (not is_curated and _any_within(kept_curated, first, last))
+    ]
+    if gone:
+        SummaryRevision.objects.filter(pk__in=gone).delete()
+
+
+def _any_within(ids: list[int], first: int, last: int) -> bool:
+    """Whether sorted ``ids`` hold one with ``first <= id <= last``."""
+    at = bisect_left(ids, first)
+    return at < len(ids) and ids[at] <= last
+
+
+def _flag(rows: list[Summary], covered: dict[int, list[tuple[int, int]]]) -> None:
+    """A curated row keeps its text and says which exchanges it covered went."""
+    if not rows:
+        return
+    now = timezone.now()
+    for row in rows:
         row.review_note = (
-            f"{label}, which this text covers, was deleted on {timezone.now():%Y-%m-%d}: make sure the text "
+            f"{_deleted(sorted(p for _, p in covered[row.pk]))} on {now:%Y-%m-%d}: make sure the text "
             "no longer says what it said, then save it to clear this note."
         )
-        row.save(update_fields=["review_note", "updated_at"])
+        row.updated_at = now
+    Summary.objects.bulk_update(rows, ["review_note", "updated_at"])
+    _refresh_after_commit(rows)
+
+
+def _deleted(positions: list[int]) -> str:
+    """``Exchange 5, which this text covers, was deleted``; several named one by one."""
+    if len(positions) == 1:
+        return f"Exchange {positions[0]}, which this text covers, was deleted"
+    named = ", ".join(str(p) for p in positions[:-1]) + f" and {positions[-1]}"
+    return f"Exchanges {named}, which this text covers, were deleted"
+
+
+def _empty(rows: list[Summary]) -> None:
+    """Automatic rows that covered a deleted exchange: emptied and written
+    again from what is left in their range, or deleted when nothing is."""
+    if not rows:
         return
-    revisions.delete()
-    if not covering:
-        return
-    if not Episode.objects.after(session_pk, row.first_episode_id - 1, row.last_episode_id).exists():
-        row.delete()
-        refresh_coverage(session_pk)
-        return
-    SummaryIndex.objects.filter(summary_id=row.pk).delete()
-    row.cover(first_episode_id=row.first_episode_id, last_episode_id=row.last_episode_id)
-    row.content, row.token_count, row.replaced_curation = "", 0, False
-    row.save(
-        update_fields=[
-            "content",
-            "token_count",
-            "first_position",
-            "last_position",
-            "replaced_curation",
-            "updated_at",
-        ]
+    spans = (
+        # One range of the (session, id) index over the rows (they are in order), then each row's part.
+        Episode.objects.after(
+            rows[0].session_id, rows[0].first_episode_id - 1, max(row.last_episode_id for row in rows)
+        )
+        .annotate(
+            row=Case(
+                *[
+                    When(Q(pk__gte=row.first_episode_id, pk__lte=row.last_episode_id), then=Value(row.pk))
+                    for row in rows
+                ],
+                output_field=IntegerField(),
+            )
+        )
+        .filter(row__isnull=False)
+        .order_by()
+        .values("row")
+        .annotate(first=Min("position"), last=Max("position"))
     )
-    summary_regenerate(summary=row)
+    left = {span["row"]: (span["first"], span["last"]) for span in spans}
+    gone = [row.pk for row in rows if row.pk not in left]
+    if gone:
+        Summary.objects.filter(pk__in=gone).delete()
+        refresh_coverage(rows[0].session_id)
+    kept = [row for row in rows if row.pk in left]
+    if not kept:
+        return
+    SummaryIndex.objects.filter(summary_id__in=[row.pk for row in kept]).delete()
+    now = timezone.now()
+    for row in kept:
+        row.first_position, row.last_position = left[row.pk]
+        row.content, row.token_count, row.replaced_curation, row.updated_at = "", 0, False, now
+    Summary.objects.bulk_update(
+        kept, ["content", "token_count", "first_position", "last_position", "replaced_curation", "updated_at"]
+    )
+    _refresh_after_commit(kept)
+    for row in kept:
+        summary_regenerate(summary=row)
+
+
+def _refresh_after_commit(rows: list[Summary]) -> None:
+    """What the rows' post-save signal sends (a bulk update sends none): their
+    index written again from their text, after the commit."""
+    pks = [row.pk for row in rows]
+    transaction.on_commit(lambda: [queue_refresh(pk) for pk in pks])

@@ -6,7 +6,11 @@ row. They are rendered here when the metadata is read, so an exchange
 deleted later leaves no text in the replies that quoted it: its quote is
 gone from ``retrieved``, and a summary row written again since (as deleting
 an exchange it covered does) no longer gives its sentences. A page of
-episodes costs two queries, whatever it holds.
+episodes costs at most two queries, whatever it holds: the exchanges it
+quotes and the summary rows. Quotes of exchanges the person's other chats
+lent add one query for the sessions of the replies that hold them and one
+per such session (``shared_memory.lent_texts``): four for a page of one
+session, whatever it holds.
 
 Rows written before references were kept hold the text itself
 (``retrieved``, ``summary``) and are shown as stored.

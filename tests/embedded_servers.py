@@ -4,7 +4,6 @@ Procfile's server), migrated, with the demo login, answering ``/healthz``."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,20 +11,23 @@ from pathlib import Path
 
 import httpx
 
-from tests.process_support import free_port, run_python, start_logged, stop_process, wait_until
+from tests.process_support import (
+    env_without,
+    free_port,
+    gunicorn_server,
+    run_python,
+    start_logged,
+    stop_process,
+    wait_until,
+)
 
-VENV_BIN = Path(sys.executable).parent
 PASSWORD = "nexus-demo"
 SERVERS = ["runserver", "gunicorn"]
 
 
 def embedded_env(tmp_path: Path) -> dict[str, str]:
     """The embedded default: only what ``bin/run`` sets, on a database of this test's own."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_", "LOG_"))
-    }
+    env = env_without("SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_", "LOG_")
     env.update(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", NEXUS_ENV_FILE="")
     return env
 
@@ -37,12 +39,12 @@ def embedded_server(kind: str, env: dict[str, str], log: Path) -> Iterator[str]:
     for command in (("migrate", "--noinput"), ("ensure_demo_user",)):
         done = run_python("manage.py", *command, env=env)
         assert done.returncode == 0, done.stderr
+    if kind == "gunicorn":
+        with gunicorn_server(env, log, threads=2, ready_path="/healthz", timeout=60) as base:
+            yield base
+        return
     port = free_port()
-    if kind == "runserver":
-        command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-    else:
-        env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1", "GUNICORN_THREADS": "2"}
-        command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
+    command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
     process = start_logged(command, log_path=log, env=env)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -55,6 +55,7 @@ from django.db import connection
 from nexus.celery import app as celery_app
 from tests.process_support import (
     RedisServer,
+    env_without,
     free_port,
     own_redis,
     redis_answers,
@@ -294,7 +295,7 @@ def worker_env(
 ) -> dict[str, str]:
     """Environment for worker processes: the test database, the broker and
     queue, the fake model server, and short timeouts so failures show fast."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DJANGO_SETTINGS_MODULE"))}
+    env = env_without("PYTEST_", "DJANGO_SETTINGS_MODULE")
     env.update(
         DJANGO_SETTINGS_MODULE="nexus.settings",
         DJANGO_DEBUG="0",

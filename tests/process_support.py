@@ -4,10 +4,14 @@
 - ``wait_for()`` polls a condition within a time limit and raises
   ``WaitTimedOut``; ``wait_until()`` is the same for tests, failing the test
   with a message instead.
+- ``env_without()``: this process's environment less the variables of some
+  prefixes, so a child process reads only what the test sets.
 - ``run_python()`` runs this interpreter (``manage.py``, ``-c code``) to the end;
   ``start_logged()`` starts a command in a process group of its own with its
   output in a log file; ``stop_process()`` ends a process (or its group):
   SIGTERM, then SIGKILL when it does not exit in time.
+- ``gunicorn_server()``: the project's gunicorn (``nexus/gunicorn.conf.py``)
+  on a free port, until it answers; stopped with its workers after.
 - ``RedisServer`` and the ``own_redis`` fixture: a private ``redis-server``
   that a test may stop and start again; the machine's Redis is never touched.
 
@@ -29,9 +33,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
 
 
 def services_required() -> bool:
@@ -106,6 +112,11 @@ def wait_until(
 # --- starting and stopping -----------------------------------------------------------
 
 
+def env_without(*prefixes: str) -> dict[str, str]:
+    """This process's environment less every variable whose name starts with one of ``prefixes``."""
+    return {name: value for name, value in os.environ.items() if not name.startswith(prefixes)}
+
+
 def run_python(*args: str, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """This interpreter with ``args`` (``"manage.py", ...`` or ``"-c", code``) run
     from the project root with exactly ``env``; output captured as text."""
@@ -155,6 +166,49 @@ def stop_process(process: subprocess.Popen[Any], *, group: bool = False, timeout
     except subprocess.TimeoutExpired:
         send(signal.SIGKILL)
         process.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def gunicorn_server(
+    env: Mapping[str, str],
+    log_path: Path,
+    *,
+    workers: int = 1,
+    threads: int = 4,
+    ready_path: str = "/api/",
+    timeout: float = 90.0,
+) -> Iterator[str]:
+    """gunicorn serving ``env`` with the project's config on a free port;
+    yields its base URL once ``ready_path`` answers below 500 (its log in the
+    failure otherwise), and stops it with its workers after."""
+    port = free_port()
+    env = {
+        **env,
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": str(workers),
+        "GUNICORN_THREADS": str(threads),
+        "GUNICORN_MAX_REQUESTS": "0",
+    }
+    command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
+    process = start_logged(command, log_path=log_path, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(
+            lambda: process.poll() is None and httpx.get(f"{base}{ready_path}", timeout=2).status_code < 500,
+            timeout=timeout,
+            message=f"gunicorn to answer\n{_tail(log_path)}",
+            retry_on=(httpx.HTTPError,),
+        )
+        yield base
+    finally:
+        stop_process(process, group=True, timeout=15)
+
+
+def _tail(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")[-3000:]
+    except FileNotFoundError:
+        return ""
 
 
 # --- a private redis-server ----------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from sessions_app.models import Episode
+from summaries.chat_record import turn_timed_out
 from tests.factories import ChatSessionFactory
 from tests.openai_api.conftest import client_for
 
@@ -35,6 +36,7 @@ def test_slow_model_answers_504_and_stores_nothing(api_client, session, model, s
     assert response.status_code == 504
     assert response.json()["transient"] is True
     assert "nothing was stored" in response.json()["detail"]
+    assert response.json()["detail"] == turn_timed_out()  # the /v1 endpoints say the same
     assert not Episode.objects.filter(session=session).exists()
 
 
@@ -69,6 +71,10 @@ def test_v1_slow_model_answers_504_and_stores_nothing(live_server, owner, model,
         )
     assert caught.value.status_code == 504
     assert caught.value.body["code"] == "timeout"
+    assert caught.value.body["message"] == turn_timed_out() == (
+        "The chat model did not finish its reply within 1.5 seconds (CHAT_TURN_TIMEOUT_SECONDS); "
+        "nothing was stored. Please try again."
+    )
     assert not Episode.objects.filter(session=session).exists()
 
 

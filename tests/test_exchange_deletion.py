@@ -17,6 +17,7 @@ from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import neighbours
 from summaries import run_state
 from summaries.models import SummarizationState, Summary, SummaryIndex, SummaryRevision
+from summaries.forgetting import exchanges_deleted
 from summaries.store import Source
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 
@@ -212,3 +213,65 @@ def test_an_offline_reply_that_quoted_a_deleted_exchange_keeps_no_trace_of_it(ap
     assert memory["retrieved"][0]["label"] not in labels
     page = api_client.get(f"/api/sessions/{session.uuid}/episodes/", {"newest": 5}).json()["results"]
     assert reply["id"] in [e["id"] for e in page] and MARKER not in str(page)
+
+
+def _forget_many(owner, per_row: int) -> tuple[int, ChatSession, list]:
+    """Queries of ``exchanges_deleted`` for ``per_row`` deleted exchanges in
+    each of three rows (two automatic, one curated, each with a revision of
+    its range), in the deleting transaction; and the session and its rows."""
+    session = ChatSessionFactory(owner=owner)
+    episodes = EpisodeFactory.create_batch(24, session=session)
+    Summary.objects.filter(session=session).delete()  # rows the write path made: these are placed by hand
+    rows = [
+        SummaryFactory(
+            session=session,
+            first_episode_id=episodes[8 * n].pk,
+            last_episode_id=episodes[8 * n + 7].pk,
+            curated=n == 2,
+            content=f"Row {n} {MARKER}.",
+        )
+        for n in range(3)
+    ]
+    for row in rows:
+        SummaryRevision.objects.create(
+            summary=row, source=Source.AUTOMATIC, content=f"auto {MARKER}",
+            first_episode_id=row.first_episode_id, last_episode_id=row.last_episode_id,
+        )  # fmt: skip
+    gone = [(e.pk, e.position) for n in range(3) for e in episodes[8 * n + 1 : 8 * n + 1 + per_row]]
+    with transaction.atomic():
+        session.episodes.filter(pk__in=[pk for pk, _ in gone]).delete()
+        with CaptureQueriesContext(connection) as queries:
+            exchanges_deleted(session_pk=session.pk, episodes=gone)
+    return len(queries), session, rows
+
+
+def test_deleting_many_exchanges_costs_what_deleting_few_does(owner):
+    """A fixed number of queries however many exchanges went (each went alone before)."""
+    few, _, _ = _forget_many(owner, 1)
+    many, session, rows = _forget_many(owner, 5)
+    assert few == many == 9, (few, many)
+    automatic = Summary.objects.filter(pk__in=[rows[0].pk, rows[1].pk])
+    # Written again after the commit (offline: extractive) from the exchanges left in their ranges.
+    assert [(MARKER in r.content, r.first_position, r.last_position) for r in automatic.order_by("pk")] == [
+        (False, 1, 8), (False, 9, 16),
+    ]  # fmt: skip
+    curated = Summary.objects.get(pk=rows[2].pk)
+    assert curated.content == f"Row 2 {MARKER}." and "Exchanges 18, 19, 20, 21 and 22" in curated.review_note
+    assert not SummaryRevision.objects.filter(summary__session=session, content__contains=MARKER).exists()
+    state = SummarizationState.objects.get(session=session)
+    assert (state.covered_through, state.covered_episodes) == (rows[2].last_episode_id, 24 - 15)
+
+
+def test_rows_left_with_no_exchange_go_in_one_deletion(session):
+    episodes = EpisodeFactory.create_batch(6, session=session)
+    Summary.objects.filter(session=session).delete()
+    first = SummaryFactory(session=session, first_episode_id=episodes[0].pk, last_episode_id=episodes[1].pk)
+    SummaryFactory(session=session, first_episode_id=episodes[2].pk, last_episode_id=episodes[3].pk)
+    SummaryFactory(session=session, first_episode_id=episodes[4].pk, last_episode_id=episodes[5].pk)
+    gone = [(e.pk, e.position) for e in episodes[2:]]
+    with transaction.atomic():
+        session.episodes.filter(pk__in=[pk for pk, _ in gone]).delete()
+        exchanges_deleted(session_pk=session.pk, episodes=gone)
+    assert list(Summary.objects.filter(session=session).values_list("pk", flat=True)) == [first.pk]
+    state = SummarizationState.objects.get(session=session)
+    assert (state.covered_through, state.covered_episodes) == (episodes[1].pk, 2)

@@ -4,6 +4,8 @@ keeps one, to the value its whole history gives; others keep none."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from sessions_app.history_fingerprint import EMPTY, history_fingerprint
 from sessions_app.models import ChatSession
@@ -80,3 +82,29 @@ def test_a_deleted_or_filled_in_exchange_and_a_clear_move_the_fingerprint_with_t
     kept = episode_create(session=plain, user_input="Hi", response="Hello")
     episode_delete(session=plain, episode_pk=kept.pk)
     assert _stored(plain) is None
+
+
+def test_a_clear_writes_the_empty_value_without_reading_the_history(owner):
+    """A clear knows the empty history's value: it costs what a session keeping none costs."""
+    from sessions_app.history import session_history_clear
+
+    def clear_queries(session: ChatSession) -> int:
+        episodes_bulk_create(session=session, items=[{"user_input": q, "response": a} for q, a in HISTORY])
+        with CaptureQueriesContext(connection) as queries:
+            session_history_clear(session=session)
+        return len(queries)
+
+    keeping, plain = session_create(owner=owner, keeps_fingerprint=True), session_create(owner=owner)
+    assert clear_queries(keeping) == clear_queries(plain)
+    assert (_stored(keeping), _stored(plain)) == (EMPTY, None)
+
+
+def test_a_session_keeping_none_hashes_nothing(monkeypatch):
+    from sessions_app import history_fingerprint as fingerprints
+
+    def untouched():
+        raise AssertionError("the exchanges were read")
+        yield
+
+    monkeypatch.setattr(fingerprints, "exchange_digest", lambda *args: pytest.fail("an exchange was hashed"))
+    assert fingerprints.fingerprint_after(None, untouched()) is None

@@ -75,3 +75,36 @@ def test_a_page_renders_in_the_same_queries_however_many_replies_it_holds(api_cl
     for _ in range(10):
         EpisodeFactory(session=session, metadata={"offline_memory": refs})
     assert page_queries() == few
+
+
+def test_the_queries_of_a_page_are_those_the_module_counts(owner):
+    """Two queries for the quoted exchanges and the summary rows, whatever the
+    page holds; lent quotes add one, and one per session that holds them."""
+    from sessions_app.models import MemoryScope
+    from summaries.offline_memory_shown import show_offline_memory
+    from tests.factories import SummaryFactory
+
+    lender, *readers = [ChatSessionFactory(owner=owner, memory_scope=MemoryScope.SHARED) for _ in range(3)]
+    lent = EpisodeFactory(session=lender, user_input="The cello lesson is on Monday.")
+
+    def queries(items: list[tuple[int, dict]]) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            show_offline_memory(items)
+        return len(captured)
+
+    def reply(session, *, lend: bool) -> tuple[int, dict]:
+        own = EpisodeFactory(session=session)
+        row = SummaryFactory(session=session, first_episode_id=own.pk, last_episode_id=own.pk)
+        quotes = [{"episode": own.pk, "text": [0], "reply": []}]
+        if lend:
+            quotes.append({"episode": lent.pk, "text": [0], "reply": [], "lent": True})
+        gist = [{"summary": row.pk, "sentence": 0, "updated_at": row.updated_at.isoformat()}]
+        return session.pk, {"offline_memory": {"quotes": quotes, "gist": gist, **WINDOW}}
+
+    one = [reply(readers[0], lend=False)]
+    assert queries(one) == queries(one * 20) == 2
+    with_lent = [reply(readers[0], lend=True) for _ in range(5)]
+    assert queries(with_lent) == 4
+    assert queries(with_lent + [reply(readers[1], lend=True)]) == 5
+    shown = show_offline_memory(with_lent[:1])[0]["offline_memory"]
+    assert [item["text"] for item in shown["retrieved"]][-1] == "The cello lesson is on Monday."

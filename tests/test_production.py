@@ -16,7 +16,7 @@ from sessions_app.models import ChatSession, Episode
 from summaries.models import SummaryRevision
 from tests import process_support
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory, UtilityCallFactory
-from tests.process_support import free_port, run_python
+from tests.process_support import env_without, free_port, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
@@ -26,11 +26,7 @@ PRODUCTION_SECRET = "p7Kq2vXw9LmZr4Tn8YbHc3Jd6Fs1Ag5Ue0Oi_Ry-Wt" + "Vx2Bn7Mk4Lq"
 
 def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
     """Run manage.py in a clean environment: only what the test sets."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "LOG_", "INFERENCE_"))
-    }
+    env = env_without("SUMMARY_", "DJANGO_", "CELERY_", "LOG_", "INFERENCE_")
     env.pop("DATABASE_URL", None)
     env.update(env_overrides)
     return run_python("manage.py", *args, env=env)

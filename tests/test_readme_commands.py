@@ -7,7 +7,6 @@ names runs in its non-interactive form, from a shell that set nothing."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.process_support import PROJECT_ROOT, free_port, start_logged, stop_process, wait_until
+from tests.process_support import PROJECT_ROOT, env_without, free_port, start_logged, stop_process, wait_until
 
 VENV = Path(sys.prefix)
 README = (PROJECT_ROOT / "README.md").read_text()
@@ -48,8 +47,9 @@ def fresh_checkout(target: Path) -> Path:
 
 def clean_env() -> dict[str, str]:
     """A shell that set none of Nexus's variables."""
-    prefixes = ("DJANGO_", "NEXUS_", "DATABASE_", "CELERY_", "INFERENCE_", "SUMMARY_", "CONTEXT_", "CACHE_", "PYTEST_")
-    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return env_without(
+        "DJANGO_", "NEXUS_", "DATABASE_", "CELERY_", "INFERENCE_", "SUMMARY_", "CONTEXT_", "CACHE_", "PYTEST_"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -67,3 +67,19 @@ def test_a_session_deleted_on_its_page_leaves_no_word_in_the_index(owner):
     response = browser.post(f"/sessions/{gone.uuid}/delete/")
     assert response.status_code == 302
     assert not index_data_holds(MARKER)
+
+
+def test_the_merge_runs_after_the_deleting_transaction_commits(api_client, owner):
+    """The merge rewrites the whole index: it never runs holding the delete's write lock."""
+    _, gone = planted(owner)
+    merges = []
+
+    def watch(execute, sql, params, many, context):
+        if "'optimize'" in sql:
+            merges.append(connection.in_atomic_block)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        assert api_client.delete(f"/api/sessions/{gone.uuid}/").status_code == 204
+    assert merges == [False]
+    assert not index_data_holds(MARKER)

@@ -1,15 +1,16 @@
 """A bad setting stops start-up with a message naming the variable."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
+from tests.process_support import env_without
+
 
 def run_check(**env_overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUMMARY_", "DJANGO_", "CELERY_", "OLLAMA_"))}
+    env = env_without("SUMMARY_", "DJANGO_", "CELERY_", "OLLAMA_")
     env.pop("DATABASE_URL", None)
     env.update(env_overrides)
     return subprocess.run(
@@ -86,7 +87,7 @@ def test_defaults_match_the_design(settings):
 
 
 def caches_for(**env_overrides: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "DJANGO_", "CELERY_"))}
+    env = env_without("CACHE_", "DJANGO_", "CELERY_")
     env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
     code = "import json; from django.conf import settings; print(json.dumps(settings.CACHES['default']))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
@@ -118,7 +119,8 @@ def test_cache_url_wins():
 
 def setting_for(name: str, **env_overrides: str):
     """A setting's value as the settings module reads it from this environment."""
-    env = {k: v for k, v in os.environ.items() if k != name and not k.startswith("DJANGO_")}
+    env = env_without("DJANGO_")
+    env.pop(name, None)
     env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
     code = f"import json; from django.conf import settings; print(json.dumps(settings.{name}))"
     result = subprocess.run(
@@ -132,7 +134,7 @@ POSTGRES_URL = "postgres://nexus@db.example:5432/nexus"
 
 
 def database_for(**env_overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "DJANGO_"))}
+    env = env_without("DATABASE_", "DJANGO_")
     env.update({"DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "nexus.settings", **env_overrides})
     # A callable (the pool's reset) is written as its dotted name.
     code = (
@@ -199,7 +201,7 @@ def test_bad_pool_settings_name_the_variable(env, named):
 
 
 def show_settings(code: str, **env_overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "NEXUS_", "DATABASE_"))}
+    env = env_without("DJANGO_", "NEXUS_", "DATABASE_")
     env.update(DJANGO_SETTINGS_MODULE="nexus.settings", **env_overrides)
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings; {code}"],

@@ -23,6 +23,7 @@ import pytest
 
 from tests import process_support
 from tests.process_support import (
+    env_without,
     free_port,
     require_or_skip,
     run_python,
@@ -84,11 +85,7 @@ def postgres_url() -> Iterator[str]:
 def _stack_env(
     database_url: str, broker_url: str, model_url: str, port: int, tmp_path: Path
 ) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "SUMMARY_", "CELERY_", "INFERENCE_", "LOG_", "GUNICORN_", "WEB_"))
-    }
+    env = env_without("DJANGO_", "SUMMARY_", "CELERY_", "INFERENCE_", "LOG_", "GUNICORN_", "WEB_")
     env.update(
         PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
         DJANGO_SETTINGS_MODULE="nexus.settings",

@@ -29,29 +29,27 @@ class NoteSerializer(serializers.ModelSerializer):
         return str(note.session.uuid) if note.session_id else None
 
 
+def note_text(**kwargs: Any) -> serializers.CharField:
+    """A note's text: at most ``NOTE_MAX_CHARS``, and more than whitespace (the
+    field trims it, then refuses what is left blank)."""
+    return serializers.CharField(
+        max_length=NOTE_MAX_CHARS, error_messages={"blank": "A note needs some text."}, **kwargs
+    )
+
+
 class NoteWriteSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Note.Kind.choices)
-    text = serializers.CharField(max_length=NOTE_MAX_CHARS)
+    text = note_text()
     end_user = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     session = serializers.UUIDField(
         required=False, allow_null=True, default=None,
         help_text="A session-scoped session the note belongs to alone; a shared one: its end user's notes.",
     )  # fmt: skip
 
-    def validate_text(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("A note needs some text.")
-        return value
-
 
 class NoteChangeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Note.Kind.choices, required=False)
-    text = serializers.CharField(max_length=NOTE_MAX_CHARS, required=False)
-
-    def validate_text(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("A note needs some text.")
-        return value
+    text = note_text(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:

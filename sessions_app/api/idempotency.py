@@ -29,6 +29,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from django.db import DatabaseError
+from django.db.models import Subquery
 from django.http import HttpResponse, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
@@ -147,13 +148,14 @@ def rendered_answer(
     )
 
 
-def session_pk_named(kwargs: dict[str, Any]) -> int | None:
-    """The session the path names, so deleting it deletes the kept answer too."""
+def session_named(kwargs: dict[str, Any]) -> Subquery | None:
+    """The session the path names, so deleting it deletes the kept answer too:
+    read by the statement that keeps the answer (no query of its own)."""
     try:
         parsed = uuid.UUID(str(kwargs.get("uuid")))
     except ValueError:
         return None
-    return ChatSession.objects.filter(uuid=parsed).values_list("pk", flat=True).first()
+    return Subquery(ChatSession.objects.filter(uuid=parsed).order_by().values("pk")[:1])
 
 
 def is_success(response: HttpResponseBase) -> bool:
@@ -198,7 +200,7 @@ def _quick_write(
         response = handler(view, request, *args, **kwargs)
         if is_success(response) and not response.streaming:
             answer = rendered_answer(view, request, response, *args, **kwargs)
-            claim.finish(answer, session_pk=session_pk_named(kwargs))
+            claim.finish(answer, session_pk=session_named(kwargs))
             return response
         claim.release()
         return response

@@ -84,6 +84,9 @@
     earlierUrl: config.earlierUrl || null,
     hasEarlier: Boolean(config.hasEarlier && config.earlierUrl),
     loadingEarlier: false,
+    // The Idempotency-Key of the last turn that did not end in a reply, with its text:
+    // sending that text again reuses it, so a turn stored before its answer was lost is stored once.
+    unanswered: null,
   };
 
   var ACTIVE_STATES = { queued: true, running: true };
@@ -456,7 +459,21 @@
     if (buffer.trim()) handle(buffer);
   }
 
+  /* One key per turn: a new message gets a new one, the same message sent
+     again after a failure the one it had. */
+  function turnKey(text) {
+    if (state.unanswered && state.unanswered.text === text) return state.unanswered.key;
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes); // randomUUID needs a secure context; this does not
+    var key = "chat-" + Array.prototype.map.call(bytes, function (b) {
+      return (b + 256).toString(16).slice(1);
+    }).join("");
+    state.unanswered = { text: text, key: key };
+    return key;
+  }
+
   async function sendMessage(text) {
+    var key = turnKey(text);
     state.sending = true;
     el.composer.classList.add("is-busy");
     el.send.disabled = true;
@@ -472,7 +489,11 @@
       try {
         response = await request(urls.chat, {
           method: "POST",
-          headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+          headers: {
+            "Content-Type": "application/json",
+            Accept: "text/event-stream",
+            "Idempotency-Key": key,
+          },
           body: JSON.stringify({ message: text }),
         });
       } catch (err) {
@@ -510,6 +531,7 @@
       if (turn.item.classList.contains("is-failed")) {
         restoreDraft(text);
       } else {
+        state.unanswered = null;
         announce("Reply received.");
         refreshStats();
         state.summariesDirty = true;

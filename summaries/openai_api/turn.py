@@ -22,7 +22,7 @@ from summaries.inference import ChatStream, Completion, InferenceError, deadline
 from summaries.model_cap import chat_call_record
 from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
-from summaries.turn_metadata import turn_metadata
+from summaries.turn_metadata import stored_reply, turn_metadata
 
 
 @dataclass(slots=True)
@@ -68,12 +68,14 @@ def turn_store(
 ) -> FinishedTurn:
     """The finished exchange as an episode; ``SessionNotFound`` if the session went meanwhile."""
     assert turn.session is not None  # a turn without one is never stored
+    response, cut = stored_reply(completion.text, session=turn.session)
     metadata = turn_metadata(
         source="openai_api",
         completion=completion,
         context=turn.context,
         session=turn.session,
         question=turn.request.question,
+        reply_cut=cut,
     )
     if turn.request.user:
         metadata["openai_user"] = turn.request.user
@@ -83,7 +85,7 @@ def turn_store(
             user=turn.caller,
             session_uuid=turn.session.uuid,
             user_input=turn.request.question,
-            response=completion.text,
+            response=response,
             metadata=metadata,
         )
         finished = FinishedTurn(completion, episode)

@@ -29,6 +29,7 @@ from nexus.failures import database_failure
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.errors import EndUserNotAllowed, SessionNotFound
 from sessions_app.idempotency import Answer
+from summaries.chat_record import MODEL_UNAVAILABLE, turn_timed_out
 from summaries.context import ContextTooLarge
 from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
@@ -56,15 +57,14 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
 def model_error(err: InferenceError) -> OpenAIError:
     if isinstance(err, DeadlineExceeded):
         return OpenAIError(
-            f"The chat model did not finish within {settings.CHAT_TURN_TIMEOUT_SECONDS:g} seconds "
-            "(CHAT_TURN_TIMEOUT_SECONDS); nothing was stored.",
+            turn_timed_out(),
             status=504,
             code="timeout",
             type=SERVER_ERROR,
         )
     if err.transient:
         return OpenAIError(
-            "The chat model is not available right now; nothing was stored.",
+            MODEL_UNAVAILABLE,
             status=503,
             code="model_unavailable",
             type=SERVER_ERROR,

@@ -13,6 +13,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -59,6 +60,21 @@ def test_episode_retry_with_the_same_key_returns_the_first_answer(api_client, se
     assert again.json() == first.json()
     assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
     assert Episode.objects.filter(session=session).count() == 1
+
+
+def test_a_key_costs_its_claim_and_its_answer_and_nothing_more(api_client, session):
+    """The kept answer names the session the path names (so deleting it drops
+    the answer) in the statement that keeps it: no lookup of its own."""
+
+    def statements(key: str | None) -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            answer = post(api_client, episodes_url(session), {"user_input": "Hi", "response": "Yo"}, key=key)
+        assert answer.status_code == 201
+        return [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"].upper()]
+
+    plain, keyed = statements(None), statements("write-cost")
+    assert len(keyed) - len(plain) == 2  # the claim's insert and the answer's update
+    assert IdempotencyKey.objects.get(key="write-cost").session_id == session.pk
 
 
 def test_bulk_retry_with_the_same_key_stores_the_batch_once(api_client, session):

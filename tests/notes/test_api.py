@@ -149,3 +149,12 @@ def test_retention_deletes_the_notes_of_an_end_user_with_no_write(owner):
     erased = expired_sessions_purge(days=30)
     assert erased.notes == 1
     assert list(Note.objects.values_list("pk", flat=True)) == [active.pk]
+
+
+def test_a_note_of_whitespace_alone_is_refused_on_write_and_on_change(api_client, owner):
+    refused = {"text": ["A note needs some text."]}
+    written = api_client.post("/api/notes/", {"kind": "fact", "text": " \n\t "}, format="json")
+    assert (written.status_code, written.json()) == (400, refused)
+    note = api_client.post("/api/notes/", {"kind": "fact", "text": "Tea, no sugar."}, format="json").json()
+    changed = api_client.patch(f"/api/notes/{note['id']}/", {"text": "   "}, format="json")
+    assert (changed.status_code, changed.json()) == (400, refused)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from notes.models import Note, NoteRevision
-from notes.rules import statements
+from notes import rules
+from notes.rules import own_voice, statements
 from sessions_app.services import session_delete
 from summaries.context import build_context
 from tests.factories import ChatSessionFactory
@@ -53,6 +54,22 @@ def test_rules_find_the_users_own_statements(message, kind, text):
 )
 def test_rules_take_nothing_from_questions_quotes_code_or_pasted_text(message):
     assert statements(message) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "may"),
+    [("What is the capital of France?", False), ("We moved to Lyon last spring.", True), ("I live in Lyon.", True)],
+)
+def test_the_write_time_check_reduces_a_message_to_its_own_voice_once(monkeypatch, message, may):
+    calls = []
+
+    def counted(text):
+        calls.append(text)
+        return own_voice(text)
+
+    monkeypatch.setattr(rules, "own_voice", counted)
+    assert rules.may_state_note(message) is may
+    assert calls == [message]
 
 
 def test_a_write_makes_a_note_in_the_background_and_the_next_context_carries_it(owner, write):

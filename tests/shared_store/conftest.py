@@ -3,7 +3,6 @@ process and other processes see one set of counts and marks."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ import pytest
 import redis
 
 from tests.integration_support import redis_url  # noqa: F401 - fixture
+from tests.process_support import env_without
 
 PREFIX = "nexus-cache"
 
@@ -34,7 +34,7 @@ def shared_cache(redis_url, settings):  # noqa: F811
 def run_in_other_process(redis_url: str, code: str, **env: str) -> str:
     """Run ``code`` in a fresh Django process (nexus.settings) on the same
     Redis cache; its stdout."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CACHE_", "CELERY_", "API_"))}
+    environ = env_without("CACHE_", "CELERY_", "API_")
     environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "nexus.settings",

@@ -1,45 +1,27 @@
 """Web servers of the project as real processes, for the tests of what the
-shared store does across processes and through a Redis outage: gunicorn
-(``nexus/gunicorn.conf.py``) on a SQLite database of the test's own, with
-whatever store and broker the test gives it, production-shaped (debug off).
+shared store does across processes and through a Redis outage: the
+environment and database gunicorn (``process_support.gunicorn_server``)
+serves, a SQLite database of the test's own, with whatever store and broker
+the test gives it, production-shaped (debug off).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
-from tests.process_support import free_port, run_python, start_logged, stop_process, wait_until
+from tests.process_support import env_without, run_python
 
-VENV_BIN = Path(sys.executable).parent
 PASSWORD = "outage-test-password"
 
 
 def server_env(tmp_path: Path, **overrides: str) -> dict[str, str]:
     """nexus.settings on ``tmp_path``'s SQLite database, no broker, no cache
     setting (the defaults), debug off; ``overrides`` on top."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(
-            (
-                "SUMMARY_",
-                "DJANGO_",
-                "CELERY_",
-                "CONTEXT_",
-                "INFERENCE_",
-                "DATABASE_",
-                "CACHE_",
-                "API_",
-                "PYTEST_",
-            )
-        )
-    }
+    env = env_without(
+        "SUMMARY_", "DJANGO_", "CELERY_", "CONTEXT_", "INFERENCE_", "DATABASE_", "CACHE_", "API_", "PYTEST_"
+    )
     env.update(
         DJANGO_SETTINGS_MODULE="nexus.settings",
         DJANGO_DEBUG="0",
@@ -72,39 +54,6 @@ def prepare(env: dict[str, str], code: str = "") -> str:
     done = run_python("-c", prelude + code, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
-
-
-@contextmanager
-def gunicorn(env: dict[str, str], log_path: Path, *, workers: int = 1, threads: int = 4) -> Iterator[str]:
-    """gunicorn serving ``env`` on a free port; yields its base URL once it answers."""
-    port = free_port()
-    env = {
-        **env,
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "WEB_CONCURRENCY": str(workers),
-        "GUNICORN_THREADS": str(threads),
-        "GUNICORN_MAX_REQUESTS": "0",
-    }
-    command = [str(VENV_BIN / "gunicorn"), "nexus.wsgi", "--config", "nexus/gunicorn.conf.py"]
-    process = start_logged(command, log_path=log_path, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(
-            lambda: process.poll() is None and httpx.get(f"{base}/api/", timeout=2).status_code < 500,
-            timeout=90,
-            message=f"gunicorn to answer\n{_tail(log_path)}",
-            retry_on=(httpx.HTTPError,),
-        )
-        yield base
-    finally:
-        stop_process(process, group=True, timeout=15)
-
-
-def _tail(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")[-3000:]
-    except FileNotFoundError:
-        return ""
 
 
 def token_for(base: str, username: str = "ann", password: str = PASSWORD) -> str:

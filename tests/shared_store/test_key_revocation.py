@@ -9,7 +9,8 @@ import pytest
 import redis
 
 from tests.integration_support import redis_url  # noqa: F401 - fixture
-from tests.shared_store.servers import gunicorn, prepare, server_env, token_for
+from tests.process_support import gunicorn_server
+from tests.shared_store.servers import prepare, server_env, token_for
 
 
 @pytest.fixture(params=["database", "redis"])
@@ -21,7 +22,7 @@ def two_servers(request, tmp_path):
         overrides["CACHE_URL"] = url
     env = server_env(tmp_path, **overrides)
     prepare(env)
-    with gunicorn(env, tmp_path / "a.log") as a, gunicorn(env, tmp_path / "b.log") as b:
+    with gunicorn_server(env, tmp_path / "a.log") as a, gunicorn_server(env, tmp_path / "b.log") as b:
         yield a, b
     if request.param == "redis":
         redis.Redis.from_url(overrides["CACHE_URL"]).flushdb()

@@ -22,8 +22,8 @@ from rest_framework.test import APIClient
 from nexus import store_guard
 from tests.factories import EpisodeFactory, SummaryFactory
 from tests.integration_support import use_broker
-from tests.process_support import own_redis  # noqa: F401 - fixture
-from tests.shared_store.servers import PASSWORD, gunicorn, prepare, server_env
+from tests.process_support import gunicorn_server, own_redis  # noqa: F401 - own_redis: fixture
+from tests.shared_store.servers import PASSWORD, prepare, server_env
 
 CLIENTS = 4
 
@@ -92,7 +92,7 @@ def test_logins_writes_v1_and_revocation_keep_working_while_redis_is_down(own_re
                     errors.append(exc)
                     return
 
-    with gunicorn(env, tmp_path / "web.log", workers=2) as base:
+    with gunicorn_server(env, tmp_path / "web.log", workers=2) as base:
         threads = [threading.Thread(target=client, args=pair) for pair in zip(names, sessions, strict=True)]
         for thread in threads:
             thread.start()

@@ -17,7 +17,8 @@ import time
 import httpx
 import pytest
 
-from tests.shared_store.servers import gunicorn, prepare, server_env, token_for
+from tests.process_support import gunicorn_server
+from tests.shared_store.servers import prepare, server_env, token_for
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def two_servers(tmp_path, fake_model_process):
         "print(row.pk, other.uuid, Token.objects.create(user=bob).key)\n",
     )
     summary_pk, other_session, bob_token = ids.split()
-    with gunicorn(env, tmp_path / "a.log") as a, gunicorn(env, tmp_path / "b.log") as b:
+    with gunicorn_server(env, tmp_path / "a.log") as a, gunicorn_server(env, tmp_path / "b.log") as b:
         yield a, b, summary_pk, bob_token, other_session
 
 
