@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +40,7 @@ from sessions_app.semantic.passages import TEXT_CHARACTERS, joined, older_layout
 from sessions_app.semantic.vectors import StoredPassages
 from sessions_app.tokens import count_tokens
 
-__all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "passage_evidence"]
+__all__ = ["MEANING_WEIGHT", "Evidence", "Text", "best_passages", "matched_words", "passage_evidence"]
 
 #: What a passage's closeness to the question counts for, per unit of
 #: cosine above the exchange's mean, against the words' score (one word
@@ -106,6 +106,13 @@ def _matched_words(texts: Sequence[Text], terms: list[str]) -> dict[int, tuple[l
         return {}
     start, stop = marker_pair([side for text in texts for side in (text.user_input, text.response)])
     marked = episode_backend().marked([text.id for text in texts], terms, start=start, stop=stop)
+    return matched_words(marked, start, stop)
+
+
+def matched_words(
+    marked: Mapping[int, tuple[str, str]], start: str, stop: str
+) -> dict[int, tuple[list, list]]:
+    """``_matched_words`` of texts the index marked (``Backend.marked``) with ``start`` and ``stop``."""
     found = {}
     for pk, sides in marked.items():
         per_side = []
@@ -274,16 +281,18 @@ def passage_evidence(
     vector: np.ndarray | None,
     sizes: dict[int, int],
     rows: PassageRows | None = None,
+    matched: Mapping[int, tuple[list, list]] | None = None,
 ) -> dict[int, list[Evidence]]:
     """Each exchange's passages (``_candidates``) with their evidence for
     the question; ``sizes``: each exchange's token count, which its
     passages' are estimated from; ``rows``: stored rows retrieval already
-    read (``semantic.PassageRows``). Cost: one query for the marked words
-    and one for the stored rows not in ``rows``, for the exchanges given (a
-    bounded number of ranked candidates)."""
+    read (``semantic.PassageRows``); ``matched``: the words the index marked
+    in them, read with their texts (``matched_words``). Cost: one query for
+    the marked words (none given ``matched``) and one for the stored rows
+    not in ``rows``, for the exchanges given (a bounded number of ranked candidates)."""
     if not texts:
         return {}
-    matched = _matched_words(texts, list(terms))
+    matched = _matched_words(texts, list(terms)) if matched is None else matched
     stored = _stored_vectors([text.id for text in texts], rows) if vector is not None else {}
     term_of = functools.lru_cache(maxsize=None)(functools.partial(_term_of, terms=tuple(terms)))
     found: dict[int, list[Evidence]] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
@@ -165,7 +165,7 @@ def fuse(
     if varied and len(closeness.ids):  # with no vectors read, nothing is like anything
         chosen = variety.varied(np.array([scores[pk] for pk in order]), closeness.vectors_of(order), limit)
         order = [order[i] for i in chosen]
-    return [replace(hits[pk], score=scores[pk]) for pk in order[:limit]]
+    return [Hit(pk, scores[pk], hits[pk].terms, hits[pk].token_count) for pk in order[:limit]]
 
 
 def _add_lift(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple, Protocol
 
 #: At most this many distinct terms of a query are searched for.
@@ -77,6 +78,17 @@ def matches_by_term(terms: list[str], rows: list[tuple[int, int, int]]) -> dict[
     return found
 
 
+class MarkedText(NamedTuple):
+    """An episode's text, position and date, and its two sides with the
+    words of the terms marked (None: the index matched none of them)."""
+
+    user_input: str
+    response: str
+    position: int
+    created_at: datetime
+    marked: tuple[str, str] | None
+
+
 class Backend(Protocol):
     def terms(self, text: str) -> list[str]:
         """The distinct terms of ``text`` as the index holds them, at most MAX_TERMS."""
@@ -94,3 +106,9 @@ class Backend(Protocol):
     ) -> dict[int, tuple[str, str]]:
         """Episode id -> its ``(user_input, response)`` with every word that matches one of
         ``terms`` (as the index matches it) between ``start`` and ``stop``."""
+
+    def marked_texts(
+        self, session_pk: int, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, MarkedText]:
+        """Episode id -> its ``MarkedText``, for those of ``episode_ids`` in the
+        session: ``marked`` as ``marked`` gives it; on PostgreSQL in one round trip."""

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from sessions_app.models import Episode
-from sessions_app.search.base import MAX_TERMS, Lookup, Match, Scope, matches_by_term
+from sessions_app.search.base import MAX_TERMS, Lookup, Match, MarkedText, Scope, matches_by_term
 
 TABLE = "sessions_app_episode"
 MAX_ID = 2**63 - 1
@@ -139,15 +139,39 @@ class PostgresSearch:
     ) -> dict[int, tuple[str, str]]:
         # ts_headline parses the text with the index's configuration, so it marks
         # exactly the words whose lexemes the query's terms are.
-        query = " | ".join(map(tsquery_literal, terms))
-        options = f'StartSel="{start}", StopSel="{stop}", HighlightAll=TRUE'
-        headline = "ts_headline(%s::regconfig, {column}, %s::tsquery, %s)"
+        sql = f"SELECT id, {_HEADLINES} FROM {TABLE} WHERE id = ANY(%s::bigint[])"
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, [*_headline_params(terms, start, stop), list(episode_ids)])
+            return {pk: (user_input, response) for pk, user_input, response in cursor.fetchall()}
+
+    def marked_texts(
+        self, session_pk: int, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, MarkedText]:
+        # The text and the marked text side by side: ts_headline gives every
+        # row its text (marked or not), so whether it matched is whether a marker is in it.
         sql = (
-            f"SELECT id, {headline.format(column='user_input')}, {headline.format(column='response')}"
-            f" FROM {TABLE} WHERE id = ANY(%s::bigint[])"
+            f"SELECT id, user_input, response, position, created_at, {_HEADLINES} FROM {TABLE}"
+            " WHERE session_id = %s AND id = ANY(%s::bigint[])"
         )
-        config = settings.SEARCH_CONFIG
-        params = [config, query, options, config, query, options, list(episode_ids)]
+        params = [*_headline_params(terms, start, stop), session_pk, list(episode_ids)]
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
-            return {pk: (user_input, response) for pk, user_input, response in cursor.fetchall()}
+            rows = cursor.fetchall()
+        return {
+            pk: MarkedText(
+                user_input, response, position, created, tuple(marked) if start in "".join(marked) else None
+            )
+            for pk, user_input, response, position, created, *marked in rows
+        }
+
+
+_HEADLINE = "ts_headline(%s::regconfig, {column}, %s::tsquery, %s)"
+_HEADLINES = f"{_HEADLINE.format(column='user_input')}, {_HEADLINE.format(column='response')}"
+
+
+def _headline_params(terms: list[str], start: str, stop: str) -> list[str]:
+    """The parameters of ``_HEADLINES``: every word of ``terms`` between ``start`` and ``stop``."""
+    query = " | ".join(map(tsquery_literal, terms))
+    options = f'StartSel="{start}", StopSel="{stop}", HighlightAll=TRUE'
+    config = settings.SEARCH_CONFIG
+    return [config, query, options, config, query, options]

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from sessions_app.search.base import MAX_TERMS, WORD, Lookup, Match, Scope, matches_by_term
+from sessions_app.models import Episode
+from sessions_app.search.base import MAX_TERMS, WORD, Lookup, Match, MarkedText, Scope, matches_by_term
 from sessions_app.search.stopwords import STOP_WORDS
 
 TABLE = "sessions_app_episode"
@@ -132,6 +133,18 @@ class SqliteSearch:
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
             return {pk: (user_input or "", response or "") for pk, user_input, response in cursor.fetchall()}
+
+    def marked_texts(
+        self, session_pk: int, episode_ids: list[int], terms: list[str], *, start: str, stop: str
+    ) -> dict[int, MarkedText]:
+        # Two queries: highlight() is FTS5's only where its table is matched,
+        # and a query in process costs no round trip.
+        rows = Episode.objects.filter(session_id=session_pk, pk__in=episode_ids).values_list(
+            "pk", "user_input", "response", "position", "created_at"
+        )
+        texts = {pk: rest for pk, *rest in rows}
+        marked = self.marked(list(texts), terms, start=start, stop=stop) if texts and terms else {}
+        return {pk: MarkedText(*row, marked.get(pk)) for pk, row in texts.items()}
 
 
 def _is_term(word: str) -> bool:

@@ -148,7 +148,7 @@ class Closeness:
             found = known.ids[at] == wanted
             at = at[found]
             similarity[at] = (similarity[at] + np.maximum(similarity[at], closest[found])) / 2
-        excluded = np.isin(known.ids, np.fromiter(exclude_ids, dtype=np.int64))
+        excluded = _held(known.ids, exclude_ids)
         similarity[excluded] = -np.inf
         compared = similarity[~excluded]
         standing = np.zeros_like(similarity)
@@ -236,12 +236,24 @@ def _candidates(
 ) -> list[int]:
     """The ids compared by their passages: the ``count`` closest by their
     whole exchange's vector and those of ``also`` that were compared, none excluded."""
-    allowed = ~np.isin(known.ids, np.asarray(excluded, dtype=np.int64))
+    allowed = ~_held(known.ids, excluded)
     ids, whole = known.ids[allowed], whole[allowed]
     count = min(count, len(ids))
-    chosen = set(ids[np.argpartition(-whole, count - 1)[:count]].tolist()) if count > 0 else set()
-    chosen.update(pk for pk in np.intersect1d(np.fromiter(also, dtype=np.int64), ids).tolist())
-    return sorted(chosen)
+    chosen = np.zeros(len(ids), dtype=bool)
+    if count > 0:
+        chosen[np.argpartition(-whole, count - 1)[:count]] = True
+    chosen |= _held(ids, also)
+    return ids[chosen].tolist()
+
+
+def _held(ids: np.ndarray, wanted: Iterable[int]) -> np.ndarray:
+    """Which of ``ids`` (sorted, distinct) are in ``wanted``: a mask, by binary search."""
+    found = np.zeros(len(ids), dtype=bool)
+    values = np.fromiter(wanted, dtype=np.int64)
+    if len(ids) and len(values):
+        at = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
+        found[at[ids[at] == values]] = True
+    return found
 
 
 def _session_vectors(

@@ -92,7 +92,7 @@ def retrieved_pieces(
     (whole, or by the passages ``selection.select`` chose), and what was
     chosen. Reads the ranked exchanges that may clear the floor
     (``cannot_clear``; as many as ``retrieval_depth`` ranked at most:
-    bounded) in one query and their marked words in another; their stored
+    bounded) with their marked words, in one query (``sources.quoted_texts``); their stored
     vectors are those retrieval read (another query only for any it did not);
     ``lent`` (a shared session's): the hits of the person's other chats
     among ``hits``, read in one more query (``sessions_app.shared_memory``)."""
@@ -102,7 +102,9 @@ def retrieved_pieces(
     hopeless = cannot_clear(hits, pending) if pending is not None else set()
     lent_ids = set(lent.ranked.sessions) if lent else set()
     own_ids = [hit.episode_id for hit in hits if hit.episode_id not in lent_ids | hopeless]
-    chosen.texts = sources.episode_texts(session_pk, own_ids)
+    ranking = pending.ranking if pending is not None else None
+    terms = tuple(ranking.terms) if ranking else ()
+    chosen.texts, matched = sources.quoted_texts(session_pk, own_ids, terms)
     titles: dict[int, str] = {}
     if lent and lent_ids:
         for pk, (row, title, uuid) in shared_memory.lent_texts(lent.session, lent_ids).items():
@@ -112,16 +114,16 @@ def retrieved_pieces(
     if vector is None and lent is not None:
         vector = lent.vector
     sizes = {hit.episode_id: hit.token_count for hit in hits}
-    ranking = pending.ranking if pending is not None else None
     rows = pending.closeness.rows if pending is not None and pending.closeness is not None else None
     texts = {pk: Text(pk, ex.user_input, ex.response) for pk, (ex, _) in chosen.texts.items()}
     evidence = passage_evidence(
         texts=[text for pk, text in texts.items() if pk not in titles],
-        terms=tuple(ranking.terms) if ranking else (),
+        terms=terms,
         idf=ranking.idf if ranking else {},
         vector=vector,
         sizes=sizes,
         rows=rows,
+        matched=matched,
     )
     if titles and lent is not None:
         # Their words weigh as the person's chats weigh them, not as this one does.

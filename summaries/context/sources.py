@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
 from django.db import connections, router
 
+from sessions_app.excerpts import matched_words
 from sessions_app.models import ChatSession, Episode
 from sessions_app.querysets import MAX_ID
+from sessions_app.search.database import episode_backend
+from sessions_app.search.snippets import marker_pair
 from summaries.context.layout import Exchange
 from summaries.models import Summary
 
@@ -157,6 +160,32 @@ def episode_texts(session_pk: int, ids: Iterable[int]) -> dict[int, tuple[Exchan
         pk: (Exchange(pk, user_input, response, position), created)
         for pk, user_input, response, position, created in rows
     }
+
+
+def quoted_texts(
+    session_pk: int, ids: Iterable[int], terms: Sequence[str]
+) -> tuple[dict[int, tuple[Exchange, datetime]], dict[int, tuple[list, list]]]:
+    """``episode_texts`` and the words of ``terms`` the index matches in
+    them (``excerpts.matched_words``), in one query on PostgreSQL. The
+    markers are the first pair ``marker_pair`` tries; in the rare text that
+    holds one, the words are marked again with a pair it does not hold (one query more)."""
+    wanted = list(ids)
+    if not wanted or not terms:
+        return episode_texts(session_pk, wanted), {}
+    backend = episode_backend()
+    start, stop = marker_pair(())
+    rows = backend.marked_texts(session_pk, wanted, list(terms), start=start, stop=stop)
+    texts = {
+        pk: (Exchange(pk, row.user_input, row.response, row.position), row.created_at)
+        for pk, row in rows.items()
+    }
+    sides = [side for row in rows.values() for side in (row.user_input, row.response)]
+    if any(start in side or stop in side for side in sides):
+        start, stop = marker_pair(sides)
+        marked = backend.marked(list(rows), list(terms), start=start, stop=stop)
+    else:
+        marked = {pk: row.marked for pk, row in rows.items() if row.marked is not None}
+    return texts, matched_words(marked, start, stop)
 
 
 def whole_history(session_pk: int, limit: int) -> list[Exchange]:

@@ -66,14 +66,14 @@ def test_what_cannot_clear_the_floor_is_not_read_and_the_context_is_the_same(
 ):
     session, _ = long_session
     read: list[int] = []
-    texts = sources.episode_texts
+    texts = sources.quoted_texts
 
-    def recording(session_pk, ids):
+    def recording(session_pk, ids, terms):
         ids = list(ids)
         read.extend(ids)
-        return texts(session_pk, ids)
+        return texts(session_pk, ids, terms)
 
-    monkeypatch.setattr(sources, "episode_texts", recording)
+    monkeypatch.setattr(sources, "quoted_texts", recording)
     judged = retrieved.cannot_clear
     skipped = 0
     for question in QUESTIONS:
