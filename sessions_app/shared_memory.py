@@ -109,7 +109,8 @@ def _by_meaning(
     ids = np.concatenate([kept.ids, also.ids])
     if not len(ids):
         return []
-    similarity = np.concatenate([kept.heads, also.heads]) @ vector.astype(np.float32)
+    vector = vector.astype(np.float32)
+    similarity = np.concatenate([kept.heads @ vector, also.heads @ vector])  # never a copy of the matrix
     standing = (similarity - float(similarity.mean())) / max(float(similarity.std()), 1e-6)
     count = min(limit, len(ids))
     chosen = np.argpartition(-standing, count - 1)[:count]
