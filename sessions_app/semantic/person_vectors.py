@@ -110,7 +110,7 @@ def compared(*, owner_id: int, end_user: str, asking_pk: int) -> Compared:
     """The vectors the person's other shared sessions (all but ``asking_pk``)
     compare with a question (module docstring)."""
     key = (owner_id, end_user)
-    rows = listed(owner_id=owner_id, end_user=end_user, asking_pk=asking_pk)
+    rows, asking_listed = listed(owner_id=owner_id, end_user=end_user, asking_pk=asking_pk)
     with _lock:
         person = _cache.pop(key, None) or _Person({})
     kept = {row.pk: person.sessions.get(row.pk) for row in rows}
@@ -146,6 +146,9 @@ def compared(*, owner_id: int, end_user: str, asking_pk: int) -> Compared:
         for row in again:
             fresh.setdefault(row.pk, _Kept(row, SessionVectors.read([], [], []), True))
     sessions = {row.pk: fresh.get(row.pk) or usable[row.pk] for row in rows}
+    if asking_listed and asking_pk in person.sessions:
+        # Kept for the person's other chats, which compare it: checked like any when they ask.
+        sessions[asking_pk] = person.sessions[asking_pk]
     layout = tuple((row.pk, row.take) for row in rows)
     if fresh or layout != person.layout or person.combined is None:
         person = _Person(sessions, layout, _combine(rows, sessions))
@@ -158,26 +161,27 @@ def compared(*, owner_id: int, end_user: str, asking_pk: int) -> Compared:
     return person.combined
 
 
-def listed(*, owner_id: int, end_user: str, asking_pk: int) -> list[_Listed]:
+def listed(*, owner_id: int, end_user: str, asking_pk: int) -> tuple[list[_Listed], bool]:
     """The person's other shared sessions whose newest exchanges are
-    compared, most recently active first, and how many of each."""
+    compared, most recently active first, and how many of each; and whether
+    the asking session is one of the person's shared sessions too."""
     cap = settings.CONTEXT_SEMANTIC_CANDIDATES
     rows = (
         ChatSession.objects.filter(owner_id=owner_id, end_user=end_user, memory_scope=MemoryScope.SHARED)
-        .exclude(pk=asking_pk)
         .order_by("-updated_at", "-pk")
         .values_list("pk", "uuid", "history_revision", "encoded_through_position", "cached_episode_count")
-    )[: settings.CONTEXT_RETRIEVE_CANDIDATES]
+    )[: settings.CONTEXT_RETRIEVE_CANDIDATES + 1]
     chosen: list[_Listed] = []
-    used = 0
+    used, asking = 0, False
     for pk, uuid, revision, encoded, count in rows:
-        if used >= cap:
-            break
+        if pk == asking_pk:  # listed too, so that what is kept of it for the others is not dropped
+            asking = True
+            continue
         take = min(count, cap - used)
-        if take > 0:
+        if take > 0 and len(chosen) < settings.CONTEXT_RETRIEVE_CANDIDATES:
             chosen.append(_Listed(pk, uuid, revision, encoded, take, count))
             used += take
-    return chosen
+    return chosen, asking
 
 
 def _read(

@@ -48,7 +48,8 @@ def cooking(count: int, start: int = 0) -> list[dict[str, str]]:
 
 
 def compared(new: ChatSession) -> set[int]:
-    return set(person_vectors.compared(owner_id=new.owner_id, end_user=new.end_user, asking_pk=new.pk).ids.tolist())
+    kept = person_vectors.compared(owner_id=new.owner_id, end_user=new.end_user, asking_pk=new.pk)
+    return set(kept.ids.tolist())
 
 
 def fact_id(session: ChatSession) -> int:
@@ -88,6 +89,17 @@ def test_nothing_new_reads_the_list_alone(semantic, owner):
     with CaptureQueriesContext(connection) as queries:
         again = person_vectors.compared(owner_id=owner.pk, end_user="", asking_pk=new.pk)
     assert len(queries) == 1 and again is first
+
+
+def test_two_chats_of_the_person_asking_in_turn_keep_each_others_vectors(semantic, owner):
+    chat(owner, "Cooking", cooking(10))
+    first, second = chat(owner, "First", cooking(3, 20)), chat(owner, "Second", cooking(3, 30))
+    compared(first), compared(second)
+    for asking in (first, second, first):
+        with CaptureQueriesContext(connection) as queries:
+            ids = compared(asking)
+        assert len(queries) == 1  # the list alone
+        assert not ids & set(Episode.objects.filter(session=asking).values_list("pk", flat=True))
 
 
 @pytest.mark.parametrize("here", [True, False], ids=["here", "another process"])
