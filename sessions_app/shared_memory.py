@@ -41,6 +41,7 @@ from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
 __all__ = ["Lent", "lenders", "lent_texts", "rank_lent", "shares"]
 
+
 def shares(session: ChatSession) -> bool:
     return session.memory_scope == MemoryScope.SHARED
 
