@@ -39,20 +39,11 @@ from sessions_app.search.base import owner_scope
 from sessions_app.semantic import person_vectors
 from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
 
-__all__ = ["Lent", "lenders", "lent_texts", "rank_lent", "shares"]
+__all__ = ["Lent", "lent_texts", "rank_lent", "shares"]
 
 
 def shares(session: ChatSession) -> bool:
     return session.memory_scope == MemoryScope.SHARED
-
-
-def lenders(session: ChatSession):  # -> QuerySet[ChatSession]
-    """The person's other shared sessions; none for a session that is not shared."""
-    if not shares(session):
-        return ChatSession.objects.none()
-    return ChatSession.objects.filter(
-        owner_id=session.owner_id, end_user=session.end_user, memory_scope=MemoryScope.SHARED
-    ).exclude(pk=session.pk)
 
 
 @dataclass(slots=True)

@@ -39,7 +39,7 @@ from django.db import connection
 from sessions_app.models import ChatSession, EpisodeVector, MemoryScope
 from sessions_app.semantic.encoder import DIMENSIONS
 from sessions_app.semantic.neighbours import CACHE_ROWS, SessionVectors
-from sessions_app.semantic.vectors import VECTOR_BYTES, to_matrix
+from sessions_app.semantic.vectors import VECTOR_BYTES
 
 __all__ = ["Compared", "compared", "forget"]
 
