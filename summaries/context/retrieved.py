@@ -19,7 +19,7 @@ from sessions_app.tokens import count_tokens
 from summaries.context import sources
 from summaries.context.budget import Piece
 from summaries.context.layout import Exchange, format_quoted, format_retrieved
-from summaries.context.selection import select
+from summaries.context.selection import passage_keys, select
 
 if TYPE_CHECKING:
     from summaries.context.lent import Borrowed
@@ -135,7 +135,10 @@ def retrieved_pieces(
     # Gone since it was ranked: nothing to quote. Those that cannot clear the
     # floor keep their place: a passage's score counts its exchange's rank.
     ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts or hit.episode_id in hopeless]
-    picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=label_tokens)
+    keys = passage_keys(texts, evidence)
+    picked = select(
+        ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=label_tokens, keys=keys
+    )
     below = hopeless | set(picked.below_floor)
     chosen.below_floor = [pk for pk in ranked if pk in below]
     chosen.above_floor = picked.above_floor
