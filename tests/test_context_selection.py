@@ -118,7 +118,10 @@ def test_a_passage_quoted_already_is_no_evidence_again():
     assert sorted(quote.episode_id for quote in unkeyed.quotes) == [1, 2, 3]
 
 
-def test_a_repeat_is_judged_by_what_else_it_says():
+def test_a_repeat_is_judged_by_what_else_it_says(monkeypatch):
+    from summaries.context import selection
+
+    monkeypatch.setattr(selection, "STRONG_GAP", None)  # all that clears the floor takes the room
     # 2 ranks second by a passage that repeats 1's; by its own words it comes after 3.
     evidence = {1: short(1, [0.6]), 2: short(2, [0.6, 0.2]), 3: short(3, [0.4])}
     keys = keyed(evidence, {(1, 0): "the same sentence", (2, 0): "the same sentence"})
@@ -159,3 +162,18 @@ def test_when_everything_is_near_the_best_the_room_is_all_theirs(monkeypatch):
     room = 8 * (30 + LABEL)
     picked = select(ranked=list(range(1, 9)), evidence=evidence, sizes=sizes, room=room, label_tokens=LABEL)
     assert len(picked.quotes) == 8
+
+
+def test_what_the_recent_window_says_is_quoted_already():
+    from summaries.context.selection import text_keys
+
+    # The window's newest reply and exchange 2's first passage say the same, in other case and spacing.
+    said = text_keys(["Sounds good.", "See you at the  LAKE on Friday!"])
+    evidence = {1: short(1, [0.4]), 2: short(2, [0.5, 0.1])}
+    keys = keyed(evidence, {(2, 0): "see you at the lake on friday"})
+    sizes = {1: 30, 2: 60}
+    picked = select(
+        ranked=[1, 2], evidence=evidence, sizes=sizes, room=10_000, label_tokens=LABEL, keys=keys, said=said
+    )
+    assert [quote.episode_id for quote in picked.quotes] == [1]
+    assert picked.below_floor == [2]
