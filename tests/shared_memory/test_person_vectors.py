@@ -17,34 +17,11 @@ from sessions_app.semantic import embed_pending, person_vectors
 from sessions_app.services import episodes_bulk_create, session_update
 from summaries.context import build_context
 from tests.factories import ChatSessionFactory
+from tests.shared_memory.support import QUESTION, chat, cooking, told
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "What do I type to get online when we stay at the lake house?"
-FACT = {
-    "user_input": "Writing this down before I lose it: the wifi password at the cabin is heron42.",
-    "response": "Saved. Anything else for the trip?",
-}
-
-
-@pytest.fixture
-def semantic(settings):
-    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000
-    return settings
-
-
-def chat(owner, title, items, *, end_user="", scope="shared"):
-    session = ChatSessionFactory(owner=owner, title=title, end_user=end_user, memory_scope=scope)
-    episodes_bulk_create(session=session, items=items)
-    embed_pending(session.pk)
-    return session
-
-
-def cooking(count: int, start: int = 0) -> list[dict[str, str]]:
-    return [
-        {"user_input": f"Message {n}: what to cook?", "response": f"Risotto {n}."}
-        for n in range(start, start + count)
-    ]
+FACT = told("heron42")
 
 
 def compared(new: ChatSession) -> set[int]:

@@ -5,36 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from sessions_app.semantic import embed_pending
-from sessions_app.services import episodes_bulk_create
 from summaries.context import build_context
 from summaries.context.layout import OTHERS_HEADER
 from tests.factories import ChatSessionFactory
+from tests.shared_memory.support import QUESTION, cooking, told
+from tests.shared_memory.support import chat as shared_chat
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "What do I type to get online when we stay at the lake house?"
-
-
-def told(password: str) -> dict[str, str]:
-    return {
-        "user_input": f"Writing this down before I lose it: the wifi password at the cabin is {password}.",
-        "response": "Saved. Anything else for the trip?",
-    }
-
-
-@pytest.fixture
-def semantic(settings):
-    settings.CONTEXT_SEMANTIC_CANDIDATES = 5000
-    return settings
-
 
 def chat(owner, title, password, *, end_user="", scope="shared"):
-    session = ChatSessionFactory(owner=owner, title=title, end_user=end_user, memory_scope=scope)
-    cooking = [{"user_input": f"Message {n}: what to cook?", "response": f"Risotto {n}."} for n in range(20)]
-    episodes_bulk_create(session=session, items=[*cooking[:5], told(password), *cooking[5:]])
-    embed_pending(session.pk)
-    return session
+    cooked = cooking(20)
+    return shared_chat(
+        owner, title, [*cooked[:5], told(password), *cooked[5:]], end_user=end_user, scope=scope
+    )
 
 
 def test_an_other_chats_fact_told_in_other_words_is_found_by_meaning(semantic, owner, other_user):
