@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from nexus import after_response, store_guard
 from nexus.api import polled_generation
 from nexus.counters import forget_leases
+from sessions_app.semantic import person_vectors
 from sessions_app.semantic.neighbours import forget as forget_vectors
 from tests.factories import ChatSessionFactory, UserFactory
 
@@ -27,12 +28,14 @@ def _fresh_cache():
     cache.clear()
     forget_leases()
     forget_vectors()
+    person_vectors.forget()
     store_guard.reset()
     polled_generation.forget()
     yield
     cache.clear()
     forget_leases()
     forget_vectors()
+    person_vectors.forget()
     # A response a test never closed must not keep the next test's work.
     after_response.forget()
 

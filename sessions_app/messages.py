@@ -15,6 +15,9 @@ exchange: the reply of one stored without it (a user message is stored
 before its reply, e.g. by an agent framework that saves its input before
 the model answers), or more items of it.
 
+The newest item is taken back off in one transaction (``newest_item_pop``:
+the Agents SDK's ``pop_item``).
+
 Every text and the metadata meet the REST API's limits
 (``sessions_app.validation``); a problem is reported under the name of the
 message it comes from (``messages[3].content``).
@@ -28,7 +31,7 @@ from typing import Any
 from django.db import transaction
 
 from sessions_app.errors import SessionNotFound
-from sessions_app.history import reply_fill
+from sessions_app.history import episode_delete, reply_fill
 from sessions_app.models import ChatSession, Episode
 from sessions_app.services import EpisodeInput, episodes_bulk_create
 from sessions_app.validation import batch_problem, episode_text_problem, metadata_problem
@@ -177,3 +180,33 @@ def _continue(session: ChatSession, episode: Episode, lead: Draft) -> Episode:
         Episode.objects.filter(pk=episode.pk).update(metadata=metadata)
         episode.metadata = metadata
     return episode
+
+
+def exchange_items(episode: Episode) -> list[dict]:
+    """The items ``episode`` was written from, in their order: its user
+    message, its reply (when it has one) and whatever else it keeps."""
+    user = {"role": "user", "content": episode.user_input}
+    reply = {"role": "assistant", "content": episode.response}
+    kept = (episode.metadata or {}).get("items")
+    if not kept:
+        return [user, reply] if episode.response else [user]
+    return [user if item == USER_PLACE else reply if item == REPLY_PLACE else item for item in kept]
+
+
+def newest_item_pop(*, session: ChatSession) -> dict | None:
+    """Take the session's newest item off and return it; ``None`` when the
+    session has no exchange. Its exchange is deleted (with all derived from
+    it, ``history.episode_delete``) and the exchange's other items written
+    again (``messages_write``), all in one transaction under the session's
+    row lock: no write lands in between, and a failure changes nothing.
+    ``MessagesInvalid`` when the items left cannot stand alone (items before
+    the session's first user message, once that message is taken)."""
+    with transaction.atomic():
+        newest = _newest_locked(session)
+        if newest is None:
+            return None
+        items = exchange_items(newest)
+        episode_delete(session=session, episode_pk=newest.pk)
+        if len(items) > 1:
+            messages_write(session=session, messages=items[:-1])
+    return items[-1]

@@ -16,8 +16,8 @@ from sessions_app.history import episode_delete
 from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import neighbours
 from summaries import run_state
-from summaries.models import SummarizationState, Summary, SummaryIndex, SummaryRevision
 from summaries.forgetting import exchanges_deleted
+from summaries.models import SummarizationState, Summary, SummaryIndex, SummaryRevision
 from summaries.store import Source
 from tests.factories import ChatSessionFactory, EpisodeFactory, SummaryFactory
 

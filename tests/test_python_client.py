@@ -119,6 +119,9 @@ def test_langchain_history_round_trip_and_context_retriever(live, client):
     assert document.metadata["session_id"] == session
     (again,) = asyncio.run(retriever.ainvoke("Where does Ilse live?"))
     assert "Graz" in again.page_content
+    history.close()
+    retriever.close()
+    assert history.client._http.is_closed and retriever._client._http.is_closed
 
 
 def test_an_agent_run_stores_its_turns_through_the_session(live, client):
@@ -136,17 +139,17 @@ def test_an_agent_run_stores_its_turns_through_the_session(live, client):
         agent = Agent(name="Assistant", instructions="Answer briefly.", model=chat)
 
         async def run() -> tuple:
-            session = await NexusSession.create(title="Agent", base_url=base, api_key=key)
-            first = (await Runner.run(agent, "My bike is a blue Gazelle.", session=session)).final_output
-            second = (await Runner.run(agent, "What colour is my bike?", session=session)).final_output
-            items = await session.get_items()
-            episodes = client.list_episodes(session.session_id)
-            popped = await session.pop_item()
-            after_pop = await session.get_items(limit=2)
-            await session.clear_session()
-            return first, second, items, episodes, popped, after_pop, await session.get_items()
+            async with await NexusSession.create(title="Agent", base_url=base, api_key=key) as session:
+                first = (await Runner.run(agent, "My bike is a blue Gazelle.", session=session)).final_output
+                second = (await Runner.run(agent, "What colour is my bike?", session=session)).final_output
+                items = await session.get_items()
+                episodes = client.list_episodes(session.session_id)
+                popped = await session.pop_item()
+                after_pop = await session.get_items(limit=2)
+                await session.clear_session()
+                return first, second, items, episodes, popped, after_pop, await session.get_items(), session
 
-        first, second, items, episodes, popped, after_pop, cleared = asyncio.run(run())
+        first, second, items, episodes, popped, after_pop, cleared, session = asyncio.run(run())
         # The second turn's model call got the first turn back from Nexus.
         sent = [r["body"] for r in model.requests if r["path"] == "/v1/chat/completions"]
         assert len(sent) == 2 and "blue Gazelle" in str(sent[1]["messages"])
@@ -161,3 +164,27 @@ def test_an_agent_run_stores_its_turns_through_the_session(live, client):
     assert popped == {"role": "assistant", "content": second}
     assert [i["content"] for i in after_pop] == [first, "What colour is my bike?"]
     assert cleared == []
+    assert session.client._http.is_closed  # the client it made is closed with it
+
+
+def test_popped_items_come_off_newest_first_and_the_rest_stays(live):
+    from nexus_memory.agents import NexusSession
+
+    base, key = live
+    items = [
+        {"role": "user", "content": "Weather in Graz?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+
+    async def run() -> tuple:
+        async with await NexusSession.create(title="Pop", base_url=base, api_key=key) as session:
+            await session.add_items([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
+            await session.add_items(items)
+            popped = [await session.pop_item(), await session.pop_item()]
+            return popped, await session.get_items()
+
+    popped, left = asyncio.run(run())
+    assert popped == items[:1:-1]
+    assert left == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, *items[:2]]

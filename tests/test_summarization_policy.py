@@ -276,7 +276,10 @@ def test_only_a_single_over_long_episode_is_cut_and_the_cut_is_recorded(session,
 
 
 def test_rows_tile_across_many_runs_and_new_rows(session, settings):
-    settings.SUMMARY_MAX_TOKENS = 12  # every row fills up fast: forces several rows
+    # Every row is full after one run, so the runs must make new rows: the fake
+    # model's summary ("Summary of 5 exchanges [digest].") is 10 to 15 tokens as
+    # its digest goes, so a limit of 12 left about a third of the rows open.
+    settings.SUMMARY_MAX_TOKENS = 10
     client = FakeClient()
     for _ in range(6):
         add_episodes(session, 5)

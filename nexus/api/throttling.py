@@ -16,7 +16,8 @@ is no reason to refuse the work it guards.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
@@ -91,3 +92,16 @@ def anonymous_wait(request: Request) -> float | None:
     except StoreUnavailable:
         return None  # fails open
     return throttle.wait() if count > throttle.num_requests else None
+
+
+def user_wait(user: Any) -> float | None:
+    """Count one request of ``user`` against the per-user throttle, in the
+    window the REST API counts its requests in (a caller's calls through
+    another interface share its rate); the wait when that exceeds the rate,
+    else ``None``."""
+    throttle = UserThrottle()
+    if throttle.rate is None:
+        return None
+    # The throttle's key reads ``request.user`` alone.
+    allowed = throttle.allow_request(SimpleNamespace(user=user), None)  # type: ignore[arg-type]
+    return None if allowed else throttle.wait()

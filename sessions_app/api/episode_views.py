@@ -2,7 +2,8 @@
 message format: what chat-history interfaces need (read, delete and clear
 exchanges; the newest N; a reply filled in after its user message).
 
-``GET, PATCH, DELETE /api/sessions/{uuid}/episodes/{id}/``; the clear
+``GET, PATCH, DELETE /api/sessions/{uuid}/episodes/{id}/``;
+``DELETE /api/sessions/{uuid}/items/newest/`` takes the newest item off; the clear
 (``DELETE .../episodes/``), ``?newest=N`` and ``{"messages": [...]}`` are
 answered here for ``EpisodeListView``. Deleting leaves nothing behind
 (``sessions_app.history``).
@@ -25,11 +26,14 @@ from sessions_app.api.serializers import EpisodeSerializer, episode_payload
 from sessions_app.api.validators import LimitedTextField
 from sessions_app.errors import EpisodeNotFound
 from sessions_app.history import episode_delete, episode_in_session, episode_reply_fill, session_history_clear
-from sessions_app.messages import MessagesInvalid, messages_write
+from sessions_app.messages import MessagesInvalid, messages_write, newest_item_pop
 from sessions_app.models import ChatSession, Episode
 from sessions_app.querysets import MAX_ID
 from sessions_app.selectors import session_for_user
 
+UUID_PARAM = OpenApiParameter(
+    "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
+)
 NEWEST_PARAM = OpenApiParameter(
     "newest",
     OpenApiTypes.INT,
@@ -103,7 +107,7 @@ class ReplySerializer(serializers.Serializer):
 @extend_schema(
     tags=["episodes"],
     parameters=[
-        OpenApiParameter("uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."),
+        UUID_PARAM,
         OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The episode's id."),
     ],
 )
@@ -149,3 +153,27 @@ class EpisodeDetailView(APIView):
         session = session_for_user(request.user, uuid, change=True)
         episode_delete(session=session, episode_pk=episode_id_of(episode_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(tags=["episodes"], parameters=[UUID_PARAM])
+class NewestItemView(APIView):
+    @extend_schema(
+        summary="Take the newest item (message or Responses item) off and return it",
+        description=(
+            "The Agents SDK's `pop_item`, in one transaction: the newest exchange is deleted (with all "
+            "derived from it) and its other items are stored again as an exchange. `item` is null when "
+            "the session has no exchange."
+        ),
+        request=None,
+        responses={
+            200: inline_serializer("NewestItem", {"item": serializers.DictField(allow_null=True)}),
+            400: OpenApiResponse(description="The items left could not stand alone; nothing changed."),
+        },
+    )
+    def delete(self, request: Request, uuid: str) -> Response:
+        session = session_for_user(request.user, uuid, change=True)
+        try:
+            item = newest_item_pop(session=session)
+        except MessagesInvalid as exc:
+            raise ValidationError({"items": [str(exc)]}) from exc
+        return Response({"item": item})

@@ -17,6 +17,7 @@ urlpatterns = [
         views.EpisodeSinceView.as_view(),
         name="api-episode-since",
     ),
+    path("sessions/<str:uuid>/items/newest/", episode_views.NewestItemView.as_view(), name="api-newest-item"),
     path("sessions/<str:uuid>/episode-stats/", views.EpisodeStatsView.as_view(), name="api-episode-stats"),
     path("sessions/<str:uuid>/search/", search_views.SessionSearchView.as_view(), name="api-session-search"),
     path("search/", search_views.SearchView.as_view(), name="api-search"),

@@ -36,6 +36,7 @@ from sessions_app.access import end_user_written
 from sessions_app.api.episode_views import (
     MESSAGES_WRITE,
     NEWEST_PARAM,
+    UUID_PARAM,
     clear_history,
     newest_episodes,
     write_messages,
@@ -63,10 +64,6 @@ from sessions_app.services import (
     session_update,
 )
 from sessions_app.validation import batch_problem, text_problem
-
-UUID_PARAM = OpenApiParameter(
-    "uuid", OpenApiTypes.UUID, OpenApiParameter.PATH, description="The session's uuid."
-)
 
 
 def sessions_with_stats() -> QuerySet[ChatSession]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Sum, Value
+from django.db.models import Count, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 
 from sessions_app.access import reads_all_sessions
@@ -30,7 +30,7 @@ from sessions_app.models import ChatSession
 from sessions_app.search import Hit, Ranking
 from sessions_app.search.base import EVERY_EPISODE, Scope, owner_scope
 
-__all__ = ["STATS_SESSIONS", "rank_visible", "visible_scope"]
+__all__ = ["STATS_SESSIONS", "rank_visible", "ranking_in", "visible_scope"]
 
 #: The most sessions whose counters make a search's statistics (module docstring).
 STATS_SESSIONS = 1000
@@ -53,6 +53,14 @@ def rank_visible(*, user: Any, text: str, limit: int) -> list[Hit]:
         return []
     # An owner's newest sessions are a range of the (owner, updated_at) index; everyone's, of the key.
     newest = ChatSession.objects.visible_to(user).order_by("-updated_at" if scope.keys else "-pk")
+    return ranking_in(scope=scope, newest=newest, text=text, limit=limit).hits()
+
+
+def ranking_in(*, scope: Scope, newest: QuerySet[ChatSession], text: str, limit: int) -> Ranking:
+    """``text``'s ranking in ``scope``, with the statistics (collection size,
+    average length) of the first ``STATS_SESSIONS`` of ``newest``: the
+    sessions whose episodes ``scope`` holds, newest first (module docstring).
+    ``EmptyQuery`` when the text holds no searchable term."""
     totals = newest[:STATS_SESSIONS].aggregate(
         sessions=Count("pk"),
         episodes=Coalesce(Sum("cached_episode_count"), Value(0)),
@@ -65,4 +73,4 @@ def rank_visible(*, user: Any, text: str, limit: int) -> list[Hit]:
         text=text,
         limit=limit,
         exact_count=totals["sessions"] < STATS_SESSIONS,
-    ).hits()
+    )

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from sessions_app.models import Episode
-from sessions_app.search.base import MAX_TERMS, Lookup, Match, MarkedText, Scope, matches_by_term
+from sessions_app.search.base import MAX_TERMS, Lookup, MarkedText, Match, Scope, matches_by_term
 
 TABLE = "sessions_app_episode"
 MAX_ID = 2**63 - 1

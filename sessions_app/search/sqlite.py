@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from sessions_app.models import Episode
-from sessions_app.search.base import MAX_TERMS, WORD, Lookup, Match, MarkedText, Scope, matches_by_term
+from sessions_app.search.base import MAX_TERMS, WORD, Lookup, MarkedText, Match, Scope, matches_by_term
 from sessions_app.search.stopwords import STOP_WORDS
 
 TABLE = "sessions_app_episode"

@@ -267,7 +267,7 @@ def _assemble(session: ChatSession, question: str, budget: int, asked_at: dateti
         borrowed = lent.borrow(session=session, question=question, pending=pending, depth=depth)
         ranked = lent.merged(hits, borrowed)
         quoted_texts, chosen = retrieved_pieces(
-            session.pk, ranked, pending, room, RETRIEVED_LABEL_TOKENS, borrowed
+            session.pk, ranked, pending, room, RETRIEVED_LABEL_TOKENS, borrowed, recent
         )
         pieces = quoted_texts + _pieces(session.pk, chain, uncovered)
         # Summary rows that answer the question compete with the retrieved passages.

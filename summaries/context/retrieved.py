@@ -4,6 +4,7 @@ their labels, and whether the question needs any memory at all."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from sessions_app.tokens import count_tokens
 from summaries.context import sources
 from summaries.context.budget import Piece
 from summaries.context.layout import Exchange, format_quoted, format_retrieved
-from summaries.context.selection import select
+from summaries.context.selection import passage_keys, select, text_keys
 
 if TYPE_CHECKING:
     from summaries.context.lent import Borrowed
@@ -87,6 +88,7 @@ def retrieved_pieces(
     room: int,
     label_tokens: int,
     lent: Borrowed | None = None,
+    recent: Iterable[Exchange] = (),
 ) -> tuple[list[Piece], Chosen]:
     """The retrieved exchanges' pieces, best first, with their texts
     (whole, or by the passages ``selection.select`` chose), and what was
@@ -95,7 +97,8 @@ def retrieved_pieces(
     bounded) with their marked words, in one query (``sources.quoted_texts``); their stored
     vectors are those retrieval read (another query only for any it did not);
     ``lent`` (a shared session's): the hits of the person's other chats
-    among ``hits``, read in one more query (``sessions_app.shared_memory``)."""
+    among ``hits``, read in one more query (``sessions_app.shared_memory``);
+    ``recent``: the window the context quotes (what it says is not quoted again)."""
     chosen = Chosen()
     if not hits:
         return [], chosen
@@ -137,7 +140,16 @@ def retrieved_pieces(
     # Gone since it was ranked: nothing to quote. Those that cannot clear the
     # floor keep their place: a passage's score counts its exchange's rank.
     ranked = [hit.episode_id for hit in hits if hit.episode_id in chosen.texts or hit.episode_id in hopeless]
-    picked = select(ranked=ranked, evidence=evidence, sizes=sizes, room=room, label_tokens=label_tokens)
+    picked = select(
+        ranked=ranked,
+        evidence=evidence,
+        sizes=sizes,
+        room=room,
+        label_tokens=label_tokens,
+        keys=passage_keys(texts, evidence),
+        # What the recent window says is quoted already: an exchange that only repeats it adds nothing.
+        said=text_keys(text for ex in recent for text in (ex.user_input, ex.response)),
+    )
     below = hopeless | set(picked.below_floor)
     chosen.below_floor = [pk for pk in ranked if pk in below]
     chosen.above_floor = picked.above_floor

@@ -11,6 +11,7 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 
+from nexus.write_outcome import atomic_write
 from sessions_app.api.search_views import results_payload
 from sessions_app.api.serializers import (
     EpisodeWriteSerializer,
@@ -98,15 +99,17 @@ def remember(
     `session`, a new session is made (named `title`, for `end_user` if given) and its id
     returned: pass it to the next calls."""
     episode_args = checked(EpisodeWriteSerializer, {"user_input": user_input, "response": response})
-    if session is None:
-        new = checked(SessionSerializer, {"title": title, "end_user": end_user})
-        session = str(session_create(owner=user, **new).uuid)
-    episode = episode_create_for_user(
-        user=user,
-        session_uuid=session,
-        user_input=episode_args["user_input"],
-        response=episode_args["response"],
-    )
+    new = None if session is not None else checked(SessionSerializer, {"title": title, "end_user": end_user})
+    # One transaction: a failed write leaves no empty session behind.
+    with atomic_write():
+        if new is not None:
+            session = str(session_create(owner=user, **new).uuid)
+        episode = episode_create_for_user(
+            user=user,
+            session_uuid=session,
+            user_input=episode_args["user_input"],
+            response=episode_args["response"],
+        )
     return {"session": session, "episode": as_json(episode_payload(episode))}
 
 

@@ -1,18 +1,21 @@
 """The tool registry: ``@tool`` records a function as an MCP tool, and wraps
-it so every call acts as the caller's API key, opens and closes its database
-connection as a request does, and answers failures as tool errors worded
-like the REST API's (never a traceback)."""
+it so every call acts as the caller's API key, counts against that user's
+rate as a REST request does (``API_THROTTLE_USER``, one window for both),
+opens and closes its database connection as a request does, and answers
+failures as tool errors worded like the REST API's (never a traceback)."""
 
 from __future__ import annotations
 
 import functools
 import inspect
 import logging
+import math
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import close_old_connections
 from django.http import Http404
@@ -23,6 +26,7 @@ from rest_framework.exceptions import ValidationError
 
 from nexus.api.authentication import CachedTokenAuthentication
 from nexus.api.keys.services import is_key
+from nexus.api.throttling import user_wait
 from nexus.errors import NotFound
 from nexus.failures import database_failure
 
@@ -83,7 +87,10 @@ def tool(fn: F) -> F:
     def call(*args: Any, ctx: Context, **kwargs: Any) -> Any:
         close_old_connections()
         try:
-            return fn(acting_user(ctx), *args, **kwargs)
+            user = acting_user(ctx)
+            if (wait := user_wait(user)) is not None:
+                raise exceptions.Throttled(wait)
+            return fn(user, *args, **kwargs)
         except ToolError:
             raise
         except Exception as err:  # noqa: BLE001 - every failure answers as a tool error
@@ -111,6 +118,8 @@ def tool(fn: F) -> F:
 
 def tool_error(err: Exception) -> ToolError:
     """``err`` as the REST API would word it."""
+    if isinstance(err, exceptions.Throttled):
+        return ToolError(throttled_message(err.wait))
     if isinstance(err, NotFound | Http404):
         return ToolError(str(err) or "Not found.")
     if isinstance(err, ValidationError):
@@ -125,6 +134,15 @@ def tool_error(err: Exception) -> ToolError:
         return ToolError(failure.detail)
     logger.exception("MCP tool failed")
     return ToolError("The server had an error while running this tool.")
+
+
+def throttled_message(wait: float | None) -> str:
+    """A refusal at the per-user rate, naming the rate and when to try again."""
+    retry = f"; try again in {max(1, math.ceil(wait))} seconds" if wait is not None else ""
+    return (
+        f"Too many requests: this account may make {settings.API_THROTTLE_USER} "
+        f"(API_THROTTLE_USER, tool calls and REST API requests together){retry}."
+    )
 
 
 def _worded(detail: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,13 +11,19 @@ from typing import Any
 import anyio.to_thread
 from django.conf import settings
 from django.db import close_old_connections
+from django.http import HttpRequest
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from rest_framework import exceptions
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from nexus.api.throttling import anonymous_wait
 from summaries.mcp.registry import TOOLS, KeySource, bearer_key, key_user
+
+#: The JSON-RPC error code of a request refused for its key or its rate
+#: (in the range JSON-RPC leaves to the server).
+REFUSED = -32001
 
 #: The modules whose ``@tool`` functions the server offers.
 TOOL_MODULES = ("summaries.mcp.memory_tools", "summaries.mcp.note_tools")
@@ -45,13 +52,39 @@ def build_server(*, fixed_key: str | None = None) -> MCPServer:
     return server
 
 
-def check_key(secret: str | None) -> Any:
-    """The user ``secret`` acts as, from a thread of its own (the ORM is synchronous)."""
+def check_key(secret: str | None, meta: dict[str, str] | None = None) -> Any:
+    """The user ``secret`` acts as, from a thread of its own (the ORM is
+    synchronous). A key refused to an HTTP request (``meta``: its address)
+    counts against the anonymous throttle, as on the REST API (``Throttled``
+    past its rate): guessing keys is limited."""
     close_old_connections()
     try:
         return key_user(secret)
+    except exceptions.AuthenticationFailed:
+        if meta is None:
+            raise
+        request = HttpRequest()
+        request.META = meta  # the throttle tells callers apart by address
+        wait = anonymous_wait(request)  # type: ignore[arg-type]
+        if wait is not None:
+            raise exceptions.Throttled(wait) from None
+        raise
     finally:
         close_old_connections()
+
+
+def refusal(status: int, message: str, *, retry_after: float | None = None) -> JSONResponse:
+    """A request refused before the MCP transport sees it. The body is a
+    JSON-RPC error, which the SDKs' clients raise with its message (of a
+    bare HTTP error they say only "Server returned an error response")."""
+    answer = JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": REFUSED, "message": message}}, status_code=status
+    )
+    if status == 401:
+        answer.headers["WWW-Authenticate"] = "Bearer"
+    if retry_after is not None:
+        answer.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+    return answer
 
 
 class RequireApiKey:
@@ -66,13 +99,21 @@ class RequireApiKey:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        meta = {"REMOTE_ADDR": (scope.get("client") or ("", 0))[0]}
+        if "x-forwarded-for" in headers:
+            meta["HTTP_X_FORWARDED_FOR"] = headers["x-forwarded-for"]
+        secret = bearer_key(headers.get("authorization", ""))
         try:
-            await anyio.to_thread.run_sync(check_key, bearer_key(headers.get("authorization", "")))
+            await anyio.to_thread.run_sync(check_key, secret, meta)
+        except exceptions.Throttled as err:
+            message = (
+                f"Too many requests with a refused key from this address: {settings.API_THROTTLE_ANON} "
+                f"(API_THROTTLE_ANON); try again in {max(1, math.ceil(err.wait or 0))} seconds."
+            )
+            await refusal(429, message, retry_after=err.wait)(scope, receive, send)
+            return
         except exceptions.APIException as err:
-            status = 429 if isinstance(err, exceptions.Throttled) else 401
-            answer = JSONResponse({"detail": str(err.detail)}, status_code=status)
-            answer.headers["WWW-Authenticate"] = "Bearer"
-            await answer(scope, receive, send)
+            await refusal(401, str(err.detail))(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

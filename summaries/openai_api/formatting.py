@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from summaries.inference import Completion
+from summaries.openai_api.errors import OpenAIError
 
 #: ``owned_by`` of the listed model.
 OWNER = "nexus"
@@ -45,12 +46,34 @@ def completion_object(completion: Completion, *, model: str) -> dict[str, Any]:
 
 
 class ChunkWriter:
-    """The ``chat.completion.chunk`` events of one streamed reply, sharing id and time."""
+    """A chat-completions turn's answer: the ``chat.completion`` object, or
+    the ``chat.completion.chunk`` events of its stream, sharing id and time
+    (the ``TurnWriter`` of ``summaries.openai_api.views``)."""
 
-    def __init__(self, *, model: str) -> None:
+    def __init__(self, *, model: str, include_usage: bool = False) -> None:
         self.id = completion_id()
         self.created = int(time.time())
         self.model = model
+        self.include_usage = include_usage
+
+    def answer(self, completion: Completion) -> dict[str, Any]:
+        return completion_object(completion, model=self.model)
+
+    def opening(self) -> bytes:
+        return self.chunk({"role": "assistant", "content": ""})
+
+    def delta(self, text: str) -> bytes:
+        return self.chunk({"content": text})
+
+    def closing(self, completion: Completion) -> bytes:
+        """The events after the last chunk of text: finish reason, usage, ``[DONE]``."""
+        tail = self.chunk({}, finish_reason="stop")
+        if self.include_usage:
+            tail += self.usage(completion)
+        return tail + SSE_DONE
+
+    def error(self, error: OpenAIError) -> bytes:
+        return self.event(error.body())
 
     def event(self, payload: dict[str, Any]) -> bytes:
         return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"

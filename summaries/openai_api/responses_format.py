@@ -33,7 +33,8 @@ def usage(completion: Completion) -> dict[str, Any]:
 
 
 class ResponseWriter:
-    """The objects and events of one response, sharing its id, time and message id."""
+    """The objects and events of one response, sharing its id, time and message id
+    (the ``TurnWriter`` of ``summaries.openai_api.views``)."""
 
     def __init__(self, call: ResponsesRequest, *, response_id: str) -> None:
         self.call = call
@@ -61,6 +62,9 @@ class ResponseWriter:
             "usage": usage(completion) if done else None,
             **self.call.echo,
         }
+
+    def answer(self, completion: Completion) -> dict[str, Any]:
+        return self.response(completion)
 
     def message(self, text: str | None, status: str) -> dict[str, Any]:
         content = [] if text is None else [self.part(text)]

@@ -126,7 +126,7 @@ def _neutral(body: dict[str, Any]) -> None:
     if body.get("tool_choice") not in (None, "none", "auto"):
         raise unsupported("tool_choice")
     choice(body.get("truncation"), "truncation", ("auto", "disabled"))
-    for key in ("parallel_tool_calls", "stream", "background"):
+    for key in ("parallel_tool_calls", "stream"):
         if body.get(key) is not None and not isinstance(body[key], bool):
             raise invalid(key, f"{key!r} must be a boolean.")
     integer_value(body.get("max_tool_calls"), "max_tool_calls", minimum=0)

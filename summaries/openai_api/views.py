@@ -7,8 +7,8 @@ every answer that knows its session names it in ``X-Nexus-Session``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -31,13 +31,13 @@ from sessions_app.errors import EndUserNotAllowed, SessionNotFound
 from sessions_app.idempotency import Answer
 from summaries.chat_record import MODEL_UNAVAILABLE, turn_timed_out
 from summaries.context import ContextTooLarge
-from summaries.inference import ContextWindowExceeded, DeadlineExceeded, InferenceError
+from summaries.inference import Completion, ContextWindowExceeded, DeadlineExceeded, InferenceError
 from summaries.model_cap import check_model_call_allowed
 from summaries.openai_api.begin import turn_begin
 from summaries.openai_api.errors import INVALID_REQUEST, SERVER_ERROR, OpenAIError
-from summaries.openai_api.formatting import SSE_DONE, ChunkWriter, completion_object, model_object
-from summaries.openai_api.request import parse_request
-from summaries.openai_api.turn import FinishedTurn, TurnStream, turn_answer
+from summaries.openai_api.formatting import ChunkWriter, model_object
+from summaries.openai_api.request import ChatRequest, parse_request
+from summaries.openai_api.turn import FinishedTurn, PreparedTurn, TurnStream, turn_answer
 
 logger = logging.getLogger("nexus.chat")
 
@@ -187,6 +187,71 @@ class ModelDetailView(OpenAIView):
 
 
 
+class TurnWriter(Protocol):
+    """What an endpoint running a model turn answers in its own shapes."""
+
+    def answer(self, completion: Completion) -> dict[str, Any]:
+        """The whole answer, as JSON."""
+
+    def opening(self) -> bytes:
+        """The stream's events before the first chunk of text."""
+
+    def delta(self, text: str) -> bytes:
+        """The event of one chunk of text."""
+
+    def closing(self, completion: Completion) -> bytes:
+        """The events after the last chunk; the same bytes however often asked
+        (the answer kept for an idempotency key is these very events)."""
+
+    def error(self, error: OpenAIError) -> bytes:
+        """The event that ends a stream failing after its first event."""
+
+
+class TurnView(OpenAIView):
+    """An endpoint that runs one model turn: ``begin`` resolves its session
+    and memory, ``run`` asks the model, stores the exchange (keeping the
+    answer for an ``Idempotency-Key`` in the same transaction) and answers
+    in the ``TurnWriter``'s shapes, whole or streamed."""
+
+    def begin(self, request: Request, chat: ChatRequest) -> PreparedTurn:
+        require_chat_backend()
+        # Before anything is written (a new session, imported history): a
+        # caller at the model-call cap is refused with nothing done.
+        check_model_call_allowed(user=request.user)
+        turn = turn_begin(caller=request.user, request=chat)
+        self.session_uuid = str(turn.session.uuid) if turn.session is not None else None
+        return turn
+
+    def run(self, request: Request, turn: PreparedTurn, writer: TurnWriter) -> HttpResponseBase:
+        session_pk = turn.session.pk if turn.session is not None else None
+        headers = {SESSION_HEADER: self.session_uuid} if self.session_uuid else {}
+        if not turn.request.stream:
+            payload: dict[str, Any] = {}
+
+            def keep(finished: FinishedTurn) -> Answer:
+                # Built once, inside the store: a retry by key gets these very bytes.
+                payload.update(writer.answer(finished.completion))
+                return Answer(200, "application/json", JSONRenderer().render(payload), headers)
+
+            try:
+                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session_pk))
+            except ClientGone:
+                return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
+            return Response(payload or writer.answer(finished.completion))
+        sent: list[bytes] = []
+
+        def keep_stream(finished: FinishedTurn) -> Answer:
+            body = b"".join(sent) + writer.closing(finished.completion)
+            return Answer(200, "text/event-stream", body, headers)
+
+        # Asks the model now: a model that is down answers with its status.
+        stream = TurnStream(turn, before_commit=store_hook(request, keep_stream, session_pk=session_pk))
+        response = StreamingHttpResponse(turn_events(stream, writer, sent), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
+
+
 #: What a model turn may answer besides its 200 and its own 404, for the
 #: schema of every /v1 endpoint that runs one.
 TURN_ERRORS = {
@@ -199,9 +264,25 @@ TURN_ERRORS = {
 }
 
 
-class ChatCompletionsView(OpenAIView):
-    @extend_schema(
+def turn_schema(*, operation_id: str, summary: str, description: str, not_found: str) -> Callable:
+    """The schema of an endpoint that runs a model turn: its session header,
+    ``Idempotency-Key``, and the errors every turn may answer."""
+    return extend_schema(
         tags=["openai"],
+        operation_id=operation_id,
+        summary=summary,
+        description=description,
+        parameters=[
+            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
+            KEY_PARAM,
+        ],
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(description=not_found), **TURN_ERRORS},
+    )
+
+
+class ChatCompletionsView(TurnView):
+    @turn_schema(
         operation_id="openai_chat_completions",
         summary="OpenAI-compatible chat completions with Nexus's memory of the session",
         description=(
@@ -215,96 +296,36 @@ class ChatCompletionsView(OpenAIView):
             "with a UTC offset, default now) when the message is asked, against which the dates it names "
             "('last week') are resolved. `store: false` reads the memory and stores nothing."
         ),
-        parameters=[
-            OpenApiParameter(SESSION_HEADER, OpenApiTypes.UUID, OpenApiParameter.HEADER, required=False),
-            KEY_PARAM,
-        ],
-        request=OpenApiTypes.OBJECT,
-        responses={
-            200: OpenApiTypes.OBJECT,
-            404: OpenApiResponse(description="Unknown model or session."),
-            **TURN_ERRORS,
-        },
+        not_found="Unknown model or session.",
     )
     @idempotent(model_call=True)
     def post(self, request: Request) -> HttpResponseBase:
         body = parse_request(request.data, header_session=request.headers.get(SESSION_HEADER))
-        require_chat_backend()
-        # Before anything is written (a new session, imported history): a
-        # caller at the model-call cap is refused with nothing done.
-        check_model_call_allowed(user=request.user)
-        turn = turn_begin(caller=request.user, request=body)
-        session_pk = turn.session.pk if turn.session is not None else None
-        self.session_uuid = str(turn.session.uuid) if turn.session is not None else None
-        headers = {SESSION_HEADER: self.session_uuid} if self.session_uuid else {}
-        if not body.stream:
-            payload: dict[str, Any] = {}
-
-            def keep(finished: FinishedTurn) -> Answer:
-                # Built once, inside the store: a retry by key gets these very bytes.
-                payload.update(completion_object(finished.completion, model=body.model))
-                return Answer(200, "application/json", JSONRenderer().render(payload), headers)
-
-            try:
-                finished = turn_answer(turn, before_commit=store_hook(request, keep, session_pk=session_pk))
-            except ClientGone:
-                return HttpResponse(status=CLIENT_CLOSED_REQUEST)  # nobody reads it
-            return Response(payload or completion_object(finished.completion, model=body.model))
-        writer = ChunkWriter(model=body.model)
-        sent: list[bytes] = []
-        hook = store_hook(
-            request,
-            lambda finished: Answer(
-                200,
-                "text/event-stream",
-                b"".join(sent) + stream_tail(writer, finished, include_usage=body.include_usage),
-                headers,
-            ),
-            session_pk=session_pk,
-        )
-        # Asks the model now: a model that is down answers with its status.
-        stream = TurnStream(turn, before_commit=hook)
-        response = StreamingHttpResponse(
-            stream_events(stream, writer, include_usage=body.include_usage, sent=sent),
-            content_type="text/event-stream",
-        )
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
-        return response
+        turn = self.begin(request, body)
+        return self.run(request, turn, ChunkWriter(model=body.model, include_usage=body.include_usage))
 
 
-def stream_tail(writer: ChunkWriter, finished: FinishedTurn, *, include_usage: bool) -> bytes:
-    """The events after the last chunk of text: finish reason, usage, ``[DONE]``."""
-    tail = writer.chunk({}, finish_reason="stop")
-    if include_usage:
-        tail += writer.usage(finished.completion)
-    return tail + SSE_DONE
-
-
-def stream_events(
-    stream: TurnStream, writer: ChunkWriter, *, include_usage: bool, sent: list[bytes] | None = None
-) -> Iterator[bytes]:
+def turn_events(stream: TurnStream, writer: TurnWriter, sent: list[bytes]) -> Iterator[bytes]:
     """The SSE body. The episode is stored when the model's chunks end, before
-    ``[DONE]``; a failure after the first chunk ends in an error event (the
-    SDKs raise it), and a client that goes away closes this generator (or,
-    unnoticed, is found gone before the store): nothing is stored either
-    way. ``sent`` collects the events as they go out."""
-    sent = [] if sent is None else sent
+    the closing events; a failure after the first event ends in an error
+    event (the SDKs raise it), and a client that goes away closes this
+    generator (or, unnoticed, is found gone before the store): nothing is
+    stored either way. ``sent`` collects the events as they go out."""
     try:
         for event in _text_events(stream, writer):
             sent.append(event)
             yield event
         assert stream.finished is not None
-        yield stream_tail(writer, stream.finished, include_usage=include_usage)
+        yield writer.closing(stream.finished.completion)
     except ClientGone:
         return
     except Exception as exc:  # noqa: BLE001 - the status line is gone: say it in the stream
-        yield writer.event(as_openai_error(exc).body())
+        yield writer.error(as_openai_error(exc))
     finally:
         stream.close()
 
 
-def _text_events(stream: TurnStream, writer: ChunkWriter) -> Iterator[bytes]:
-    yield writer.chunk({"role": "assistant", "content": ""})
+def _text_events(stream: TurnStream, writer: TurnWriter) -> Iterator[bytes]:
+    yield writer.opening()
     for text in stream:
-        yield writer.chunk({"content": text})
+        yield writer.delta(text)

@@ -159,3 +159,60 @@ def test_bad_messages_name_the_message(api_client, session, messages, field):
     assert answer.status_code == 400, answer.json()
     assert field in answer.json()
     assert not Episode.objects.filter(session=session).exists()
+
+
+def pop(client, session):
+    return client.delete(f"/api/sessions/{session.uuid}/items/newest/")
+
+
+def test_the_newest_item_is_taken_off_one_at_a_time(api_client, session):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Weather?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    assert api_client.post(url(session), {"messages": messages}, format="json").status_code == 201
+    popped = []
+    for _ in range(4):
+        answer = pop(api_client, session)
+        assert answer.status_code == 200, answer.json()
+        popped.append(answer.json()["item"])
+    assert popped == messages[:1:-1]
+    # What is left is the first exchange's items, as they were sent.
+    (left,) = api_client.get(url(session)).json()["results"]
+    assert (left["user_input"], left["response"]) == ("Hi", "")
+    assert left["metadata"]["items"] == [messages[0], {"type": "nexus_text", "field": "user_input"}]
+    # The system message cannot stand without its user message: nothing changes.
+    answer = pop(api_client, session)
+    assert answer.status_code == 400 and "items" in answer.json()
+    assert [e["id"] for e in api_client.get(url(session)).json()["results"]] == [left["id"]]
+    api_client.delete(url(session))
+    assert pop(api_client, session).json() == {"item": None}
+
+
+def test_popping_keeps_the_rest_of_the_exchange_and_the_older_ones(api_client, session):
+    first = {"user_input": "Older", "response": "Kept."}
+    assert api_client.post(url(session), first, format="json").status_code == 201
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    api_client.post(url(session), {"messages": messages}, format="json")
+    assert pop(api_client, session).json() == {"item": {"role": "assistant", "content": "Sunny."}}
+    older, rest = api_client.get(url(session)).json()["results"]
+    assert (older["user_input"], older["response"]) == ("Older", "Kept.")
+    assert (rest["user_input"], rest["response"]) == ("Weather?", "")
+    assert [i.get("type") for i in rest["metadata"]["items"]] == [
+        "nexus_text", "function_call", "function_call_output"
+    ]  # fmt: skip
+
+
+def test_the_newest_item_of_others_is_not_found(api_client, other_client, session, episodes):
+    assert pop(other_client, session).status_code == 404
+    assert Episode.objects.filter(session=session).count() == len(episodes)
+    assert pop(api_client, session).json()["item"] == {"role": "assistant", "content": episodes[-1].response}

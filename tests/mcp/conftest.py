@@ -64,13 +64,27 @@ class McpWorld:
             streamable_http_client(self.url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
         )
 
-    def stdio(self, key: str) -> Client:
-        env = {**self.env, "NEXUS_API_KEY": key}
+    def stdio(self, key: str, **settings: str) -> Client:
+        env = {**self.env, "NEXUS_API_KEY": key, **settings}
         return Client(
             StdioServerParameters(
                 command=sys.executable, args=["manage.py", "mcp"], env=env, cwd=str(PROJECT_ROOT)
             )
         )
+
+    def new_key(self, username: str) -> str:
+        """A key of a new user of its own (whose rate nothing else has used)."""
+        done = run_python(
+            "-c",
+            "import django; django.setup()\n"
+            "from django.contrib.auth import get_user_model\n"
+            "from nexus.api.keys.services import key_create\n"
+            f"user = get_user_model().objects.create_user({username!r}, password='pw-{username}-1')\n"
+            "print(key_create(user=user, name='agent')[1])\n",
+            env=self.env,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
 
     def revoke(self, key: str) -> None:
         """Revoke ``key`` from another process, as the keys page does."""

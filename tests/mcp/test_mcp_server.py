@@ -10,6 +10,9 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.process_support import run_python
 
 TOOL_NAMES = {
     "search_memory", "get_context", "remember", "list_sessions",
@@ -32,6 +35,22 @@ def not_found(answer: tuple[bool, Any]) -> bool:
 
 def run(scenario, *args: Any) -> Any:
     return anyio.run(scenario, *args)
+
+
+#: What the HTTP server answers a request whose key it refuses (in the body, a
+#: JSON-RPC error: the SDK's client raises it as ``MCPError``).
+REFUSED = -32001
+INVALID_KEY = "Invalid API key."
+NO_KEY = "Send a Nexus API key: 'Authorization: Bearer <key>' (over stdio: NEXUS_API_KEY)."
+
+
+def sdk_error(err: BaseException) -> MCPError:
+    """The one ``MCPError`` the SDK's client raised (its task groups wrap it)."""
+    while isinstance(err, BaseExceptionGroup):
+        assert len(err.exceptions) == 1, repr(err)
+        err = err.exceptions[0]
+    assert isinstance(err, MCPError), repr(err)
+    return err
 
 
 async def memory_round_trip(client: Client) -> dict[str, Any]:
@@ -146,20 +165,32 @@ async def first_call(client: Client) -> Any:
 
 
 def test_http_without_a_working_key_is_refused(mcp_world):
-    assert httpx.post(mcp_world.url, json={}, timeout=10).status_code == 401
-    for key in ("nxk_not-a-key", None):
-        with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's client fails to connect
+    bare = httpx.post(mcp_world.url, json={}, timeout=10)
+    assert (bare.status_code, bare.headers["WWW-Authenticate"]) == (401, "Bearer")
+    assert bare.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": REFUSED, "message": NO_KEY}}
+    for key, message in (("nxk_not-a-key", INVALID_KEY), (None, NO_KEY)):
+        with pytest.raises(BaseExceptionGroup) as refused:
             run(first_call, mcp_world.http(key))
+        error = sdk_error(refused.value)
+        assert (error.code, error.message) == (REFUSED, message)
     # The account token is for the account, not for an integration.
     token_answer = httpx.post(
         mcp_world.url, json={}, headers={"Authorization": "Bearer 0123456789abcdef0123456789abcdef01234567"}
     )
     assert token_answer.status_code == 401
+    assert token_answer.json()["error"] == {"code": REFUSED, "message": NO_KEY}
 
 
 def test_stdio_without_a_working_key_does_not_start(mcp_world):
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the process exits before the handshake
+    with pytest.raises(BaseExceptionGroup) as refused:  # the process exits before the handshake
         run(first_call, mcp_world.stdio("nxk_not-a-key"))
+    error = sdk_error(refused.value)
+    assert (error.code, error.message) == (-32000, "Connection closed")
+    # What the process says on its way out, for the agent's log.
+    for key, message in (("nxk_not-a-key", INVALID_KEY), ("", NO_KEY)):
+        exited = run_python("manage.py", "mcp", env={**mcp_world.env, "NEXUS_API_KEY": key}, timeout=60)
+        assert exited.returncode == 1
+        assert f"CommandError: NEXUS_API_KEY: {message}" in exited.stderr
 
 
 async def revoked_in_between(world) -> tuple[Any, Any]:
@@ -168,7 +199,7 @@ async def revoked_in_between(world) -> tuple[Any, Any]:
         world.revoke(world.revocable_key)
         try:
             after = await call(client, "list_sessions")
-        except Exception as err:  # noqa: BLE001 - the next request of the open session is refused
+        except MCPError as err:  # the next request of the open session is refused
             after = err
     return before, after
 
@@ -176,10 +207,30 @@ async def revoked_in_between(world) -> tuple[Any, Any]:
 def test_a_key_revoked_by_another_process_fails_at_once(mcp_world):
     before, after = run(revoked_in_between, mcp_world)
     assert before[0] is False
-    assert isinstance(after, Exception) or (after[0] and after[1].endswith("Invalid API key.")), after
-    assert (
-        httpx.post(
-            mcp_world.url, json={}, headers={"Authorization": f"Bearer {mcp_world.revocable_key}"}, timeout=10
-        ).status_code
-        == 401
+    assert isinstance(after, MCPError), after
+    assert (after.code, after.message) == (REFUSED, INVALID_KEY)
+    answer = httpx.post(
+        mcp_world.url, json={}, headers={"Authorization": f"Bearer {mcp_world.revocable_key}"}, timeout=10
     )
+    assert answer.status_code == 401
+    assert answer.json()["error"] == {"code": REFUSED, "message": INVALID_KEY}
+
+
+async def calls_at_the_rate(client: Client, count: int) -> list[tuple[bool, Any]]:
+    async with client:
+        return [await call(client, "list_sessions") for _ in range(count)]
+
+
+def test_tool_calls_count_against_the_per_user_rate(mcp_world):
+    """API_THROTTLE_USER, as on the REST API: past it a tool call is refused
+    with a tool error naming the rate and when to try again."""
+    key = mcp_world.new_key("rated")
+    answers = run(calls_at_the_rate, mcp_world.stdio(key, API_THROTTLE_USER="3/day"), 5)
+    assert [failed for failed, _ in answers] == [False, False, False, True, True]
+    message = answers[3][1]
+    assert message.startswith(
+        "Error executing tool list_sessions: Too many requests: this account may make 3/day "
+        "(API_THROTTLE_USER, tool calls and REST API requests together); try again in "
+    )
+    assert message.endswith(" seconds.")
+    assert 0 < int(message.rsplit(" ", 2)[-2]) <= 24 * 3600

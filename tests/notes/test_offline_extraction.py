@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from notes.models import Note, NoteRevision
 from notes import rules
+from notes.models import Note, NoteRevision
 from notes.rules import own_voice, statements
 from sessions_app.services import session_delete
 from summaries.context import build_context

@@ -152,6 +152,7 @@ def test_store_false_reads_the_memory_and_stores_nothing(client, model, owner):
         ({"input": [{"role": "user", "content": [IMAGE]}]}, "input[0].content[0]", "unsupported_parameter"),
         ({"extra_body": {"reasoning_effort": "low"}}, "reasoning_effort", "unknown_parameter"),
         ({"background": True}, "background", "unsupported_parameter"),
+        ({"background": "yes"}, "background", "unsupported_parameter"),
         ({"metadata": {"nexus_asked_at": "yesterday"}}, "metadata.nexus_asked_at", "invalid_value"),
         ({"input": [{"role": "assistant", "content": "Hello"}]}, "input", "invalid_value"),
         ({"instructions": "Be \x00 brief"}, "instructions", "invalid_value"),

@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from nexus import store_guard
+from tests.clock import start_early_in_a_minute
 from tests.factories import EpisodeFactory, SummaryFactory
 from tests.integration_support import use_broker
 from tests.process_support import gunicorn_server, own_redis  # noqa: F401 - own_redis: fixture
@@ -149,6 +150,7 @@ def token_client(user) -> tuple[APIClient, Token]:
 @pytest.mark.django_db
 def test_throttles_fail_open_with_one_warning(redis_cache, settings, caplog, anon_client):
     settings.API_THROTTLE_ANON = "2/minute"
+    start_early_in_a_minute()
     assert [anon_client.post("/api/auth/token/", {}, format="json").status_code for _ in range(3)] == [
         400,
         400,

@@ -126,6 +126,12 @@ class _Calls:
         """Delete one exchange and everything derived from it."""
         return self._call("DELETE", f"/api/sessions/{session_id}/episodes/{episode_id}/")
 
+    def pop_newest_item(self, session_id: str) -> Any:
+        """Take the session's newest item (message or Responses item) off and
+        return it (``None`` when it has none): its exchange is deleted and the
+        exchange's other items stored again, in one transaction on the server."""
+        return self._call("DELETE", f"/api/sessions/{session_id}/items/newest/", pick="item")
+
     def clear_episodes(self, session_id: str) -> Any:
         """Delete every exchange of the session (it stays); the number deleted."""
         return self._call("DELETE", f"/api/sessions/{session_id}/episodes/", pick="deleted")
@@ -145,7 +151,8 @@ class _Calls:
 
 
 class NexusClient(_Calls):
-    """Synchronous client. ``api_key``: a Nexus API key or account token (default ``NEXUS_API_KEY``)."""
+    """Synchronous client. ``api_key``: a Nexus API key or account token (default ``NEXUS_API_KEY``).
+    Close it when done (``close()``, or ``with``): an ``http_client`` passed in is left to whoever made it."""
 
     def __init__(
         self,
@@ -155,6 +162,7 @@ class NexusClient(_Calls):
         timeout: float = 30.0,
         http_client: httpx.Client | None = None,
     ) -> None:
+        self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout)
         self._base = base_url.rstrip("/")
         self._headers = _headers(api_key)
@@ -178,7 +186,8 @@ class NexusClient(_Calls):
         return found
 
     def close(self) -> None:
-        self._http.close()
+        if self._owns_http:
+            self._http.close()
 
     def __enter__(self) -> NexusClient:
         return self
@@ -188,7 +197,9 @@ class NexusClient(_Calls):
 
 
 class AsyncNexusClient(_Calls):
-    """Asynchronous client: the same calls as ``NexusClient``, awaited."""
+    """Asynchronous client: the same calls as ``NexusClient``, awaited. Close
+    it when done (``await client.aclose()``, or ``async with``): an
+    ``http_client`` passed in is left to whoever made it."""
 
     def __init__(
         self,
@@ -198,6 +209,7 @@ class AsyncNexusClient(_Calls):
         timeout: float = 30.0,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
+        self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout)
         self._base = base_url.rstrip("/")
         self._headers = _headers(api_key)
@@ -220,7 +232,8 @@ class AsyncNexusClient(_Calls):
         return found
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_http:
+            await self._http.aclose()
 
     async def __aenter__(self) -> AsyncNexusClient:
         return self

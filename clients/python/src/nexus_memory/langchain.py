@@ -5,7 +5,8 @@ retriever (a Runnable: ``retriever.invoke(question)``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -22,6 +23,20 @@ from nexus_memory.items import history_items
 _ROLES = {"user", "assistant", "system", "developer", "tool"}
 
 
+@asynccontextmanager
+async def _async_client(
+    given: AsyncNexusClient | None, base_url: str, api_key: str | None
+) -> AsyncIterator[AsyncNexusClient]:
+    """``given``, left open; else a client for this one call, closed after it
+    (LangChain never closes a history or a retriever, and an event loop
+    that ends would leave a longer-lived client's connections behind)."""
+    if given is not None:
+        yield given
+        return
+    async with AsyncNexusClient(base_url=base_url, api_key=api_key) as made:
+        yield made
+
+
 def _messages(episodes: list[dict[str, Any]]) -> list[BaseMessage]:
     items = [item for item in history_items(episodes) if item.get("role") in _ROLES]
     for item in items:
@@ -33,7 +48,9 @@ def _messages(episodes: list[dict[str, Any]]) -> list[BaseMessage]:
 class NexusChatMessageHistory(BaseChatMessageHistory):
     """The exchanges of one Nexus session (its uuid) as chat messages: a human
     message and the AI's reply are one exchange; ``clear`` deletes them all
-    (the session stays)."""
+    (the session stays). Without ``async_client``, each async call uses a
+    client of its own, closed when it ends; ``close()`` closes the synchronous
+    client it made (``client`` passed in stays open)."""
 
     def __init__(
         self,
@@ -45,15 +62,26 @@ class NexusChatMessageHistory(BaseChatMessageHistory):
         async_client: AsyncNexusClient | None = None,
     ) -> None:
         self.session_id = str(session_id)
+        self._owns_client = client is None
         self.client = client or NexusClient(base_url=base_url, api_key=api_key)
-        self.async_client = async_client or AsyncNexusClient(base_url=base_url, api_key=api_key)
+        self.async_client = async_client
+        self._base_url = base_url
+        self._api_key = api_key
+
+    def _async(self) -> Any:
+        return _async_client(self.async_client, self._base_url, self._api_key)
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.close()
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         return _messages(self.client.list_episodes(self.session_id))
 
     async def aget_messages(self) -> list[BaseMessage]:
-        return _messages(await self.async_client.list_episodes(self.session_id))
+        async with self._async() as nexus:
+            return _messages(await nexus.list_episodes(self.session_id))
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         if messages:
@@ -61,19 +89,23 @@ class NexusChatMessageHistory(BaseChatMessageHistory):
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         if messages:
-            await self.async_client.add_messages(self.session_id, convert_to_openai_messages(list(messages)))
+            async with self._async() as nexus:
+                await nexus.add_messages(self.session_id, convert_to_openai_messages(list(messages)))
 
     def clear(self) -> None:
         self.client.clear_episodes(self.session_id)
 
     async def aclear(self) -> None:
-        await self.async_client.clear_episodes(self.session_id)
+        async with self._async() as nexus:
+            await nexus.clear_episodes(self.session_id)
 
 
 class NexusContextRetriever(BaseRetriever):
     """Nexus's context for a question, as one document: the prompt Nexus
     assembles from the session's summaries, the earlier exchanges that
-    matter to the question and the recent ones, within ``budget`` tokens."""
+    matter to the question and the recent ones, within ``budget`` tokens.
+    Each async call uses a client of its own, closed when it ends; ``close()``
+    closes the synchronous one."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -82,11 +114,12 @@ class NexusContextRetriever(BaseRetriever):
     api_key: str | None = None
     budget: int | None = None
     _client: NexusClient = PrivateAttr()
-    _async_client: AsyncNexusClient = PrivateAttr()
 
     def model_post_init(self, context: Any) -> None:
         self._client = NexusClient(base_url=self.base_url, api_key=self.api_key)
-        self._async_client = AsyncNexusClient(base_url=self.base_url, api_key=self.api_key)
+
+    def close(self) -> None:
+        self._client.close()
 
     def _document(self, context: dict[str, Any]) -> list[Document]:
         meta = {key: context.get(key) for key in ("token_count", "full_history_tokens", "retrieved", "recent")}
@@ -98,4 +131,5 @@ class NexusContextRetriever(BaseRetriever):
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
-        return self._document(await self._async_client.get_context(self.session_id, query, budget=self.budget))
+        async with _async_client(None, self.base_url, self.api_key) as nexus:
+            return self._document(await nexus.get_context(self.session_id, query, budget=self.budget))
