@@ -40,6 +40,29 @@ def _fresh_cache():
     after_response.forget()
 
 
+# Long enough for the slowest request of a live-server test (a chat turn on a loaded machine).
+LIVE_SERVER_DRAIN_SECONDS = 60
+
+
+@pytest.fixture(autouse=True)
+def _live_server_requests_over(request):
+    """A live-server test ends once the server's requests are over. The client
+    has its answer before the server closes the response and runs the work
+    kept for after it (``nexus.after_response``: the summarization check, and
+    without a broker the tasks it sends); on SQLite the server thread shares
+    the test's connection, so that work must not overlap the database flush
+    that ends the test. Set up after the test's database, so it waits before
+    the flush."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    yield
+    after_response.forget()  # a response the test itself never closed is not the server's
+    if not after_response.wait_idle(LIVE_SERVER_DRAIN_SECONDS):
+        pytest.fail(f"the live server still runs a request {LIVE_SERVER_DRAIN_SECONDS}s after the test")
+
+
 @pytest.fixture
 def owner(db):
     return UserFactory(username="owner")

@@ -9,11 +9,17 @@ summarization pass, encoding) never runs here: it goes to the broker or to
 the embedded worker (``nexus.embedded_worker``). Signals rather than a
 middleware: the list costs the view no stack frames. Outside a request the
 caller runs the work at once.
+
+``wait_idle`` waits until every request the process has started is over,
+its kept work included: the client has its answer before that work runs,
+so whoever shares the process's database with the server (the test suite's
+live server on SQLite) waits there before touching the database again.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -23,6 +29,10 @@ from django.core.signals import request_finished, request_started
 logger = logging.getLogger("nexus.after_response")
 
 _pending: ContextVar[list[Callable[[], Any]] | None] = ContextVar("nexus_after_response", default=None)
+
+# Requests started and not yet over (their kept work run), across the process's threads.
+_open_requests = 0
+_idle = threading.Condition()
 
 
 def after_response(work: Callable[[], Any]) -> bool:
@@ -38,21 +48,47 @@ def after_response(work: Callable[[], Any]) -> bool:
 def forget() -> None:
     """Drop what is kept for a response that was never closed (a caller that
     drove the handler by hand): the next request opens a list of its own anyway."""
-    _pending.set(None)
+    if _pending.get() is not None:
+        _pending.set(None)
+        _request_over()
+
+
+def wait_idle(timeout: float) -> bool:
+    """Wait until no request of this process is running or has kept work
+    still to run; False on timeout."""
+    with _idle:
+        return _idle.wait_for(lambda: _open_requests == 0, timeout)
 
 
 def _open(**kwargs: Any) -> None:
+    global _open_requests
+    # A list still open here belonged to a response never closed: this request takes its place.
+    if _pending.get() is None:
+        with _idle:
+            _open_requests += 1
     _pending.set([])
+
+
+def _request_over() -> None:
+    global _open_requests
+    with _idle:
+        _open_requests -= 1
+        _idle.notify_all()
 
 
 def _run_pending(**kwargs: Any) -> None:
     pending = _pending.get()
+    if pending is None:
+        return  # a close with no request opened in this context (a response made by hand)
     _pending.set(None)
-    for work in pending or ():
-        try:
-            work()
-        except Exception:  # noqa: BLE001 - the response is gone; what failed is logged, the next one runs
-            logger.exception("work after the response failed")
+    try:
+        for work in pending:
+            try:
+                work()
+            except Exception:  # noqa: BLE001 - the response is gone; what failed is logged, the next one runs
+                logger.exception("work after the response failed")
+    finally:
+        _request_over()
 
 
 request_started.connect(_open, dispatch_uid="nexus.after_response.open")

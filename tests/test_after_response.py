@@ -5,6 +5,7 @@ the model is called, and the runs happen when the response is closed."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
@@ -13,6 +14,7 @@ from django.db import close_old_connections
 from django.test import RequestFactory
 from rest_framework.authtoken.models import Token
 
+from nexus import after_response as kept
 from nexus.after_response import after_response
 from summaries.models import Summary
 
@@ -70,3 +72,44 @@ def test_a_bulk_write_answers_before_its_summaries_are_made(
         request_finished.connect(close_old_connections)
     assert client.calls > 1
     assert Summary.objects.filter(session=session).exists()
+
+
+def in_a_request(*steps) -> threading.Thread:
+    """Run ``steps`` in order on a thread of its own, as a server's request thread would."""
+    thread = threading.Thread(target=lambda: [step() for step in steps], daemon=True)
+    thread.start()
+    return thread
+
+
+def test_the_process_is_idle_only_once_the_work_kept_for_after_a_response_has_run():
+    kept_work, release, ran = threading.Event(), threading.Event(), []
+
+    def work() -> None:
+        release.wait(10)
+        ran.append("work")
+
+    thread = in_a_request(
+        lambda: request_started.send(sender=None),
+        lambda: after_response(work),
+        kept_work.set,
+        # The server has sent the response: the client may be done with it already.
+        lambda: request_finished.send(sender=None),
+    )
+    assert kept_work.wait(10)
+    assert kept.wait_idle(0.2) is False
+    release.set()
+    assert kept.wait_idle(10) is True
+    assert ran == ["work"]
+    thread.join(10)
+
+
+def test_a_response_never_closed_stops_counting_once_forgotten():
+    opened, forget = threading.Event(), threading.Event()
+    thread = in_a_request(
+        lambda: request_started.send(sender=None), opened.set, lambda: forget.wait(10), kept.forget
+    )
+    assert opened.wait(10)
+    assert kept.wait_idle(0.2) is False
+    forget.set()
+    assert kept.wait_idle(10) is True
+    thread.join(10)
