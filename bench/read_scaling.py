@@ -113,8 +113,9 @@ def layout() -> list[tuple[str, str, int]]:
     return plan
 
 
-def build(port: int) -> None:
-    """Create the layout through the API, skipping sessions already complete."""
+def build(port: int, *, many: bool = True) -> None:
+    """Create the layout through the API, skipping sessions already complete
+    (without E's 30,000 sessions when not ``many``)."""
     for username, title, size in layout():
         headers = user_headers(username)
         connection.close()
@@ -133,7 +134,8 @@ def build(port: int) -> None:
             assert status == 201, (status, str(answer)[:300])
         if size >= LARGE:
             print(f"built {title!r}: {size:,} episodes in {time.perf_counter() - started:.0f} s", flush=True)
-    build_many(port)
+    if many:
+        build_many(port)
     for username, title in (("bench-a", "A large old"), ("bench-b", "B small")):
         give_vectors(ChatSession.objects.get(owner__username=username, title=title))
     with connection.cursor() as cursor:
@@ -281,6 +283,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=150)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--only-shared", action="store_true", help="only the shared-memory row")
+    parser.add_argument(
+        "--one-session",
+        action="store_true",
+        help="only the reads of one session, without building E's 30,000 sessions (they never read them)",
+    )
     args = parser.parse_args()
     if args.only_shared:
         with gunicorn() as port:
@@ -295,7 +302,7 @@ def main() -> None:
     a, b, d = user_headers("bench-a"), user_headers("bench-b"), user_headers("bench-d")
     e, staff = user_headers("bench-e"), staff_headers()
     with gunicorn() as port:
-        build(port)
+        build(port, many=not args.one_session)
         large = ChatSession.objects.get(owner__username="bench-a", title="A large old")
         small = ChatSession.objects.get(owner__username="bench-b", title="B small")
         sessions = {
@@ -317,6 +324,8 @@ def main() -> None:
             large_tokens = json.loads(get(conn, large_paths[name], a)[2])["token_count"]
             print(f"  {name}: prompts of {small_tokens} and {large_tokens} tokens")
         time_pairs(conn, cases, args, 1.3)
+        if args.one_session:
+            return
 
         print(f"\nsearch across sessions: D's {sessions['bench-d']:,} against many")
         across = "/api/search/?" + urlencode({"q": SEARCH, "limit": 10})
