@@ -13,10 +13,9 @@ from pathlib import Path
 import httpx
 
 from nexus.celery import app as celery_app
-from tests.process_support import free_port, start_logged, stop_process, wait_until
+from tests.process_support import VENV_BIN, free_port, start_logged, stop_process, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
 
 
 def respawned(code: str, tmp_path: Path):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import pytest
 
 from tests import process_support
 from tests.process_support import (
+    VENV_BIN,
     env_without,
     free_port,
     require_or_skip,
@@ -37,7 +37,6 @@ pytestmark = pytest.mark.integration
 own_redis = process_support.own_redis  # fixture: a redis-server of this test's own
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
 
 
 def _wait(what: str, probe: Callable[[], Any], *, timeout: float, interval: float = 0.25) -> Any:

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.process_support import free_port, own_redis, start_logged, stop_process, wait_until  # noqa: F401
+from tests.process_support import (  # noqa: F401 - own_redis: fixture
+    VENV_BIN,
+    free_port,
+    own_redis,
+    start_logged,
+    stop_process,
+    wait_until,
+)
 from tests.shared_store.servers import prepare, server_env
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
 SWEPT = "Task summaries.tasks.sweep_pending_summaries"
 
 
