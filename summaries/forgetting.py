@@ -146,8 +146,8 @@ def _flag(rows: list[Summary], covered: dict[int, list[tuple[int, int]]]) -> Non
             "no longer says what it said, then save it to clear this note."
         )
         row.updated_at = now
+    # The text is unchanged, so is its index: nothing to write again.
     Summary.objects.bulk_update(rows, ["review_note", "updated_at"])
-    _refresh_after_commit(rows)
 
 
 def _deleted(positions: list[int]) -> str:
