@@ -120,7 +120,6 @@ class _Unit:
         return max((score for key, score in self.judged if not key or key not in quoted), default=-1.0)
 
 
-
 def select(
     *,
     ranked: Sequence[int],
@@ -138,7 +137,8 @@ def select(
     same key saying the same."""
     floor = settings.CONTEXT_RELEVANCE_FLOOR
     cap = settings.CONTEXT_PASSAGE_TOKENS
-    units, below = _units(ranked, evidence, sizes, keys or {})
+    keys = keys or {}
+    units, below = _units(ranked, evidence, sizes, keys)
     if GAP is not None and units:
         units = _near_the_best(units)
         left = {unit.episode_id for unit in units}
@@ -194,7 +194,7 @@ def select(
             quote.tokens += cost
         room -= cost
         weak_room -= cost if weak else 0
-        quoted_keys.update(key for p in new if (key := (keys or {}).get((pk, p.order))))
+        quoted_keys.update(key for p in new if (key := keys.get((pk, p.order))))
     spare: list[Quote] = []
     for unit in waiting:
         pk = unit.episode_id
@@ -276,7 +276,7 @@ def passage_keys(
             continue
         whole = text.user_input + text.response
         for p in passages:
-            keys[(pk, p.order)] = " ".join(_WORD.findall(whole[p.start : p.end].casefold()))
+            keys[(pk, p.order)] = _key(whole[p.start : p.end])
     return keys
 
 
@@ -306,8 +306,9 @@ def _spans(passages: list[Evidence]) -> list[tuple[int, int]]:
 
 def text_keys(texts: Iterable[str]) -> set[str]:
     """The keys (``passage_keys``) of the passages of ``texts``."""
-    return {
-        " ".join(_WORD.findall(text[start:end].casefold()))
-        for text in texts
-        for start, end in passage_spans(text)
-    }
+    return {_key(text[start:end]) for text in texts for start, end in passage_spans(text)}
+
+
+def _key(passage: str) -> str:
+    """A passage's words in lower case: two passages with one key say the same."""
+    return " ".join(_WORD.findall(passage.casefold()))
