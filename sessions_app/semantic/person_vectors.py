@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 import uuid as uuid_module
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
@@ -96,10 +96,11 @@ class _Person:
     sessions: dict[int, _Kept]
     layout: tuple[tuple[int, int], ...] = ()
     combined: Compared | None = None
+    #: Vectors held: its sessions never change once it is built, so counted once (the trim reads it often).
+    size: int = field(init=False, default=0)
 
-    @property
-    def size(self) -> int:
-        return sum(kept.vectors.size for kept in self.sessions.values())
+    def __post_init__(self) -> None:
+        self.size = sum(kept.vectors.size for kept in self.sessions.values())
 
 
 _cache: OrderedDict[tuple[int, str], _Person] = OrderedDict()
