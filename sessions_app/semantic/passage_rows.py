@@ -40,7 +40,9 @@ class PassageRows:
         rows: list[tuple[int, bytes, bytes | None]] = []
         if wanted:
             table = EpisodeVector._meta.db_table
-            rows = fetch_by_ids(f'SELECT "episode_id", "vector", "spans" FROM "{table}"', "episode_id", wanted)
+            rows = fetch_by_ids(
+                f'SELECT "episode_id", "vector", "spans" FROM "{table}"', "episode_id", wanted
+            )
         matrix, counts = to_matrix([blob for _, blob, _ in rows])
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
         at = {
