@@ -2,11 +2,11 @@
 process, for the small and the large session of ``bench/read_scaling.py``'s
 layout (run it first: it builds the database), and what the large one spends more.
 
-Each step's function is wrapped to add up its wall time (a step inside
-another is counted in both); the sessions alternate in blocks of ``--runs``
-contexts, twice each, and the lower of each step's two means is printed.
+Each step's function is wrapped to add up its wall time in a context (a
+step inside another is counted in both); the sessions alternate context by
+context, ``--runs`` each, and each step's median over a session's contexts is printed.
 
-    .venv/bin/python bench/context_steps.py [--budget 600] [--runs 100]
+    .venv/bin/python bench/context_steps.py [--budget 600] [--runs 200]
 
 ``BENCH_DATABASE_URL``: the database ``read_scaling.py`` built (default ``nexus_read_bench``).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -71,7 +72,7 @@ def timed(function, label: str):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=int, default=600)
-    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
     if vectors.to_matrix is not passage_rows.to_matrix:
         sys.exit("passage_rows no longer reads through vectors.to_matrix: update STEPS")
@@ -88,18 +89,17 @@ def main() -> None:
 
     for _ in range(10):
         run(small), run(large)
-    means: dict[str, list[dict[str, float]]] = {"small": [], "large": []}
-    for _ in range(2):
+    times: dict[str, defaultdict[str, list[float]]] = {"small": defaultdict(list), "large": defaultdict(list)}
+    for _ in range(args.runs):
         for name, session in (("small", small), ("large", large)):
             spent.clear()
-            for _ in range(args.runs):
-                run(session)
-            means[name].append({label: total / args.runs * 1e3 for label, total in spent.items()})
-    print(f"budget {args.budget}, {args.runs} contexts a block; ms a context, the lower of two blocks")
+            run(session)
+            for _, _, label in STEPS:
+                times[name][label].append(spent.get(label, 0.0) * 1e3)
+    print(f"budget {args.budget}, {args.runs} contexts each, alternating; medians, ms")
     print(f"{'step':52} {'small':>7} {'large':>7} {'more':>7}")
     for _, _, label in STEPS:
-        small_ms = min(block.get(label, 0.0) for block in means["small"])
-        large_ms = min(block.get(label, 0.0) for block in means["large"])
+        small_ms, large_ms = (statistics.median(times[name][label]) for name in ("small", "large"))
         print(f"{label:52} {small_ms:7.2f} {large_ms:7.2f} {large_ms - small_ms:+7.2f}")
 
 
