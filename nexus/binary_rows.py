@@ -8,20 +8,29 @@ cursors bind parameters on the client, which the driver allows only with
 text results, so these rows are read through a cursor of the driver's own,
 wrapped as Django wraps its cursors (queries logged and counted alike). On
 another database the rows are read as usual.
+
+The ids asked for are one array parameter, bound by the server: the
+statement's text is the same for every question, so the driver prepares it
+once per connection and the server plans it once, where a list of a few
+hundred ids written into the text is parsed and planned anew each time
+(about a fifth of the read: bench/README.md, read_scaling.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection
 
 
-def fetch_all(sql: str) -> list[tuple[Any, ...]]:
-    """Every row of ``sql``, a query without parameters (what it needs is in its text)."""
+def fetch_by_ids(select: str, column: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """Every row of ``select`` (a query without a ``WHERE``) whose ``column``
+    is one of ``ids``, in no particular order."""
     if connection.vendor != "postgresql":
+        listed = ", ".join(str(int(pk)) for pk in ids)  # integers: nothing to quote
         with connection.cursor() as cursor:
-            cursor.execute(sql)
+            cursor.execute(f'{select} WHERE "{column}" IN ({listed})')
             return cursor.fetchall()
     import psycopg
 
@@ -32,5 +41,5 @@ def fetch_all(sql: str) -> list[tuple[Any, ...]]:
     raw.format = psycopg.pq.Format.BINARY  # as the driver's connection.cursor(binary=True) sets it
     wrapped = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
     with wrapped as cursor:
-        cursor.execute(sql)
+        cursor.execute(f'{select} WHERE "{column}" = ANY(%b::bigint[])', [[int(pk) for pk in ids]])
         return cursor.fetchall()

@@ -172,7 +172,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": env_int("API_NUM_PROXIES", 1 if _behind_proxy else 0, minimum=0),
     # The browsable API only while debugging: content negotiation and HTML
     # rendering cost every request something, and clients want JSON.
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    "DEFAULT_RENDERER_CLASSES": ["nexus.api.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 # Throttle rates as "<n>/<second|minute|hour|day>"; an empty value turns one off.

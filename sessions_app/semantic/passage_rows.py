@@ -4,11 +4,10 @@ Retrieval compares its candidates by their passages (``neighbours.closeness``)
 and the context then scores the passages of the exchanges it ranked
 (``sessions_app.excerpts.passage_evidence``): both need the same rows, so
 they are read once, in one query by the candidates' ids, and kept for the
-question (``PassageRows``). The ids are written into the query as
-integers: an ORM ``__in`` lookup resolves each of a few hundred ids as an
-expression, and the driver then parses as many parameters, which together
-cost more than the query. On PostgreSQL the rows come in the binary
-format (``nexus.binary_rows``): the vectors' bytes, not their hex digits.
+question (``PassageRows``). Not through the ORM: an ``__in`` lookup
+resolves each of a few hundred ids as an expression, which costs more than
+the query; on PostgreSQL the ids go as one array and the rows come in the
+binary format, the vectors' bytes and not their hex digits (``nexus.binary_rows``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.binary_rows import fetch_all
+from nexus.binary_rows import fetch_by_ids
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.vectors import StoredPassages, passages_of, to_matrix
 
@@ -40,10 +39,9 @@ class PassageRows:
         wanted = sorted({int(pk) for pk in ids})
         rows: list[tuple[int, bytes, bytes | None]] = []
         if wanted:
-            listed = ", ".join(map(str, wanted))  # integers: nothing to quote
             table = EpisodeVector._meta.db_table
-            rows = fetch_all(
-                f'SELECT "episode_id", "vector", "spans" FROM "{table}" WHERE "episode_id" IN ({listed})'
+            rows = fetch_by_ids(
+                f'SELECT "episode_id", "vector", "spans" FROM "{table}"', "episode_id", wanted
             )
         matrix, counts = to_matrix([blob for _, blob, _ in rows])
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts

@@ -18,16 +18,15 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nexus.api.renderers import JSONRenderer
 from nexus.client_connection import ClientGone
 from sessions_app.api.idempotency import KEY_PARAM, idempotent, store_hook
 from sessions_app.api.serializers import EpisodeSerializer

@@ -17,12 +17,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.authentication import CachedTokenAuthentication
+from nexus.api.renderers import JSONRenderer
 from nexus.client_connection import ClientGone
 from nexus.errors import LimitReached
 from nexus.failures import database_failure

@@ -247,7 +247,7 @@ def test_a_question_reads_the_whole_exchanges_vectors_then_its_candidates_rows_b
     np.testing.assert_array_equal(known.heads, np.stack([stored[e.pk][0] for e in episodes[1:]]))
     session.refresh_from_db()
     with CaptureQueriesContext(connection) as ctx:
-        closeness(
+        found = closeness(
             session_pk=session.pk,
             newest_episode_id=session.cached_last_episode_id,
             vector=stored[episodes[3].pk][1],
@@ -256,7 +256,9 @@ def test_a_question_reads_the_whole_exchanges_vectors_then_its_candidates_rows_b
         )
     reads = [q["sql"] for q in ctx.captured_queries if "episodevector" in q["sql"]]
     assert len(reads) == 2  # the whole exchanges' (kept for the next question), then one candidate's row
-    assert f"IN ({episodes[3].pk})" in reads[1].replace("'", "")
+    # By their ids (written into the query on SQLite, one array parameter on PostgreSQL): the one candidate's.
+    assert '"episode_id" IN (' in reads[1] or '"episode_id" = ANY(' in reads[1]
+    assert found.rows.ids == {episodes[3].pk} and set(found.rows.at) == {episodes[3].pk}
 
 
 SIX_THOUSAND = " ".join(

@@ -16,6 +16,8 @@ pytestmark = pytest.mark.django_db
 
 LARGE = 12_000
 TABLE = "sessions_app_episodevector"
+#: How the candidates' rows are asked for: their ids, one array parameter (nexus.binary_rows).
+BY_IDS = '"episode_id" = ANY($1::bigint[])'
 
 
 def _fill(session, n: int) -> None:
@@ -89,7 +91,7 @@ def test_the_nearest_and_the_newest_vector_read_only_the_sessions_rows(layout):
         # the index for that); the probe for what is missing reads the session's row.
         assert len(reads) == 2
         assert _bad_nodes(reads[0], None) == [], reads[0]
-        assert " IN (" in reads[1] and '"episode_id"' in reads[1]
+        assert BY_IDS in reads[1]
 
 
 def test_a_second_question_reads_only_what_was_written_since(layout):
@@ -102,7 +104,7 @@ def test_a_second_question_reads_only_what_was_written_since(layout):
     assert len(found) == 5
     # One probe for vectors above the newest kept one, which finds none; then
     # the rows of the question's candidates, by their ids.
-    assert len(ctx.captured_queries) == 2 and " IN (" in ctx.captured_queries[1]["sql"]
+    assert len(ctx.captured_queries) == 2 and BY_IDS in ctx.captured_queries[1]["sql"]
     # Read forward from the newest kept vector: backward, PostgreSQL walks the
     # session's whole range before it finds nothing newer.
     with connection.cursor() as cursor:
