@@ -9,11 +9,10 @@ text results, so these rows are read through a cursor of the driver's own,
 wrapped as Django wraps its cursors (queries logged and counted alike). On
 another database the rows are read as usual.
 
-The ids asked for are one array parameter, bound by the server: the
-statement's text is the same for every question, so the driver prepares it
-once per connection and the server plans it once, where a list of a few
-hundred ids written into the text is parsed and planned anew each time
-(about a fifth of the read: bench/README.md, read_scaling.py).
+The ids asked for go as one array parameter in the binary format, bound by
+the server: a few hundred ids written into the statement's text cost the
+server more to parse and resolve (about a tenth of the read:
+bench/candidate_rows.py).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from summaries.chat_record import ChatSessionGone, ChatTurn, ChatTurnError, Timi
 from summaries.context import ContextResult, build_context, turn_budget
 from summaries.inference import ChatStream, Completion, InferenceError, get_client, within
 from summaries.model_cap import chat_call_record, check_model_call_allowed
-from summaries.turn_metadata import stored_reply, turn_metadata
+from summaries.turn_metadata import stored_turn
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -91,17 +91,9 @@ def _store(
     """Store the finished exchange and log the turn; ``ChatSessionGone`` if
     the session was deleted while the model answered, ``ClientGone`` (from
     ``before_commit``) if nobody waits for it any more."""
-    log = partial(
-        log_turn, session=session, message=message, stream=stream, timings=timings, context=context
-    )
-    response, cut = stored_reply(completion.text, session=session)
-    metadata = turn_metadata(
-        source="chat",
-        completion=completion,
-        context=context,
-        session=session,
-        question=message,
-        reply_cut=cut,
+    log = partial(log_turn, session=session, message=message, stream=stream, timings=timings, context=context)
+    response, metadata = stored_turn(
+        source="chat", completion=completion, context=context, session=session, question=message
     )
     try:
         with atomic_write():

@@ -26,6 +26,22 @@ logger = logging.getLogger("nexus.chat")
 CUT_MARKER = "\n\n[Reply cut here: it was longer than EPISODE_MAX_CHARS characters.]"
 
 
+def stored_turn(
+    *, source: str, completion: Completion, context: ContextResult, session: ChatSession, question: str
+) -> tuple[str, dict[str, Any]]:
+    """The reply as it is stored (``stored_reply``) and the metadata stored with it (``turn_metadata``)."""
+    response, cut = stored_reply(completion.text, session=session)
+    metadata = turn_metadata(
+        source=source,
+        completion=completion,
+        context=context,
+        session=session,
+        question=question,
+        reply_cut=cut,
+    )
+    return response, metadata
+
+
 def stored_reply(reply: str, *, session: ChatSession) -> tuple[str, int]:
     """``reply`` as it is stored (see the module docstring), and the number of its characters cut."""
     limit = settings.EPISODE_MAX_CHARS

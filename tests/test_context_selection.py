@@ -64,30 +64,6 @@ def test_a_short_exchange_is_a_unit_whole():
     assert quote.whole and quote.tokens == 20 + LABEL
 
 
-def test_passages_far_below_the_questions_best_are_not_quoted(monkeypatch):
-    from summaries.context import selection
-
-    monkeypatch.setattr(selection, "GAP", 0.3)
-    # One exchange plainly answers (0.8); one comes near it (0.55); one clears the floor but is noise beside them.
-    evidence = {1: passages(1, [0.8]), 2: passages(2, [0.3, 0.25]), 3: passages(3, [0.55])}
-    sizes = {1: 400, 2: 400, 3: 400}
-    picked = select(ranked=[2, 1, 3], evidence=evidence, sizes=sizes, room=10_000, label_tokens=LABEL)
-    assert sorted(quote.episode_id for quote in picked.quotes) == [1, 3]
-    assert picked.below_floor == [2]
-    assert picked.spare == []
-
-
-def test_when_nothing_plainly_answers_the_floor_alone_decides(monkeypatch):
-    from summaries.context import selection
-
-    monkeypatch.setattr(selection, "GAP", 0.3)
-    evidence = {1: passages(1, [0.3]), 2: passages(2, [0.2, 0.1]), 3: passages(3, [0.16])}
-    sizes = {1: 400, 2: 400, 3: 400}
-    picked = select(ranked=[1, 2, 3], evidence=evidence, sizes=sizes, room=10_000, label_tokens=LABEL)
-    assert sorted(quote.episode_id for quote in picked.quotes) == [1, 2, 3]
-    assert picked.below_floor == []
-
-
 def short(pk: int, closeness: list[float], *, tokens: int = 30) -> list[Evidence]:
     """A short exchange (quoted whole) of passages of ``tokens`` each."""
     return [

@@ -1,6 +1,6 @@
 """Hostile values in every field and parameter a caller controls: each is
-answered with a 2xx or a 4xx that names what is wrong, never a 500, and what
-was stored before is still there afterwards.
+answered with a 2xx, or a 4xx whose JSON body says what is wrong, never a
+500, and what was stored before is still there afterwards.
 
 The values are those a probe throws first: a NUL byte (PostgreSQL's text
 refuses it), a lone surrogate (not encodable as UTF-8), the full-text
@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import pytest
 
 from sessions_app.models import Episode
+from sessions_app.services import episodes_bulk_create
 
 pytestmark = pytest.mark.django_db
 
@@ -52,8 +53,6 @@ def _assert_answered(response) -> None:
 @pytest.fixture
 def stored(session):
     """Two exchanges already in the session: they must survive every probe."""
-    from sessions_app.services import episodes_bulk_create
-
     episodes_bulk_create(
         session=session,
         items=[

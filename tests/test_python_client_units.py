@@ -5,6 +5,7 @@ closes the clients it made and only those."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -33,6 +34,20 @@ class Recorder:
 
     def async_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=httpx.MockTransport(self))
+
+
+def owning(http_client: Callable[[], httpx.AsyncClient], made: list) -> type:
+    """An ``AsyncNexusClient`` class whose instances talk through a new
+    ``http_client()`` as a client that made its own would (closing it is
+    theirs), each recorded in ``made``."""
+
+    class Owning(nexus_memory.AsyncNexusClient):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs, http_client=http_client())
+            self._owns_http = True
+            made.append(self)
+
+    return Owning
 
 
 def test_pop_item_is_one_request_answered_by_what_the_server_took_off():
@@ -66,13 +81,7 @@ def test_a_session_closes_the_client_it_made_and_only_that(monkeypatch):
     server = Recorder()
     made: list = []
 
-    class Recorded(nexus_memory.AsyncNexusClient):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs, http_client=server.async_client())
-            self._owns_http = True  # as a client that made its own
-            made.append(self)
-
-    monkeypatch.setattr(agents, "AsyncNexusClient", Recorded)
+    monkeypatch.setattr(agents, "AsyncNexusClient", owning(server.async_client, made))
 
     async def run():
         async with await agents.NexusSession.create(title="t", base_url="http://nexus") as session:
@@ -92,15 +101,9 @@ def test_a_session_closes_the_client_it_made_and_only_that(monkeypatch):
 def test_create_closes_its_client_when_the_session_cannot_be_made(monkeypatch):
     made: list = []
 
-    class Refused(nexus_memory.AsyncNexusClient):
-        def __init__(self, **kwargs):
-            refuse = lambda request: httpx.Response(401, json={"detail": "Invalid API key."})  # noqa: E731
-            transport = httpx.MockTransport(refuse)
-            super().__init__(**kwargs, http_client=httpx.AsyncClient(transport=transport))
-            self._owns_http = True
-            made.append(self)
-
-    monkeypatch.setattr(agents, "AsyncNexusClient", Refused)
+    refuse = lambda request: httpx.Response(401, json={"detail": "Invalid API key."})
+    refusing = lambda: httpx.AsyncClient(transport=httpx.MockTransport(refuse))
+    monkeypatch.setattr(agents, "AsyncNexusClient", owning(refusing, made))
     with pytest.raises(nexus_memory.AuthenticationError):
         asyncio.run(agents.NexusSession.create(base_url="http://nexus", api_key="nxk_bad"))
     assert len(made) == 1 and made[0]._http.is_closed
@@ -113,13 +116,7 @@ def test_langchain_history_async_calls_close_their_own_clients(monkeypatch):
     server = Recorder()
     made: list = []
 
-    class Recorded(nexus_memory.AsyncNexusClient):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs, http_client=server.async_client())
-            self._owns_http = True
-            made.append(self)
-
-    monkeypatch.setattr(langchain, "AsyncNexusClient", Recorded)
+    monkeypatch.setattr(langchain, "AsyncNexusClient", owning(server.async_client, made))
     history = langchain.NexusChatMessageHistory("s-1", base_url="http://nexus", api_key="k")
 
     async def run():

@@ -144,8 +144,7 @@ class Closeness:
         if passages and len(known.ids):
             wanted = np.fromiter(passages, dtype=np.int64, count=len(passages))
             closest = np.fromiter(passages.values(), dtype=np.float32, count=len(passages))
-            at = np.minimum(np.searchsorted(known.ids, wanted), len(known.ids) - 1)
-            found = known.ids[at] == wanted
+            at, found = _find(known.ids, wanted)
             at = at[found]
             similarity[at] = (similarity[at] + np.maximum(similarity[at], closest[found])) / 2
         excluded = _held(known.ids, exclude_ids)
@@ -190,10 +189,7 @@ class Closeness:
     def _positions(self, episode_ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ids asked for, where each is in ``ids`` (clamped), and whether it is there."""
         wanted = np.fromiter(episode_ids, dtype=np.int64)
-        if not len(self.ids):
-            return wanted, np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
-        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        return wanted, at, self.ids[at] == wanted
+        return wanted, *_find(self.ids, wanted)
 
     def _neighbour(self, i: int) -> Neighbour:
         return Neighbour(
@@ -248,12 +244,19 @@ def _candidates(
 
 def _held(ids: np.ndarray, wanted: Iterable[int]) -> np.ndarray:
     """Which of ``ids`` (sorted, distinct) are in ``wanted``: a mask, by binary search."""
-    found = np.zeros(len(ids), dtype=bool)
-    values = np.fromiter(wanted, dtype=np.int64)
-    if len(ids) and len(values):
-        at = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
-        found[at[ids[at] == values]] = True
-    return found
+    held = np.zeros(len(ids), dtype=bool)
+    at, found = _find(ids, np.fromiter(wanted, dtype=np.int64))
+    held[at[found]] = True
+    return held
+
+
+def _find(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``values`` is in ``ids`` (sorted, distinct; clamped to
+    its last place when absent), and whether it is there: by binary search."""
+    if not len(ids):
+        return np.zeros(len(values), dtype=np.int64), np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(ids, values), len(ids) - 1)
+    return at, ids[at] == values
 
 
 def _session_vectors(

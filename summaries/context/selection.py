@@ -55,22 +55,13 @@ SPARE = 6
 #: does not (the whole exchange's meaning, variety).
 PRIOR = 0.3
 PRIOR_RANKS = 10
-#: A passage is quoted only when its evidence comes within this of the
-#: question's best passage (None: the floor alone decides). Measured and not
-#: kept: 0.3 to 0.5 cut the synthetic set's tokens by up to a third at the
-#: same recall, and lowered the assistant and dialogue sets (bench/README.md).
-GAP: float | None = None
-#: What the gap is measured on: "evidence" alone, or "ranked" (with the rank's prior).
-GAP_ON = "evidence"
-#: The best units quoted whatever the gap (still over the floor).
-KEEP = 0
 #: What comes within this of the question's best evidence (on the cosine's
 #: scale, ``sessions_app.relevance``) takes the room while it lasts; None:
 #: everything that clears the floor does ...
 STRONG_GAP: float | None = 0.3
 #: ... and what is further below shares at most this part of the room.
 #: Measured on the three sets of bench/memory_recall.py (bench/README.md):
-#: a hard gap (``GAP``, no share) lost answers spread over passages well
+#: a hard gap (no share) lost answers spread over passages well
 #: below the best; a quarter keeps them on the dialogue set and costs the
 #: assistant set two updated facts at 8,000 tokens.
 WEAK_SHARE = 0.25
@@ -139,11 +130,6 @@ def select(
     cap = settings.CONTEXT_PASSAGE_TOKENS
     keys = keys or {}
     units, below = _units(ranked, evidence, sizes, keys)
-    if GAP is not None and units:
-        units = _near_the_best(units)
-        left = {unit.episode_id for unit in units}
-        below += [pk for pk in ranked if pk in evidence and pk not in below and pk not in left]
-        below.sort(key=list(ranked).index)
 
     quotes: dict[int, Quote] = {}
     taken: dict[int, set[int]] = {}
@@ -278,17 +264,6 @@ def passage_keys(
         for p in passages:
             keys[(pk, p.order)] = _key(whole[p.start : p.end])
     return keys
-
-
-def _near_the_best(units: list[_Unit]) -> list[_Unit]:
-    """The units within ``GAP`` of the best (on the evidence alone, or with
-    the rank's prior: ``GAP_ON``), the best ``KEEP`` whatever their distance."""
-
-    def at(unit: _Unit) -> float:
-        return unit.score if GAP_ON == "ranked" else unit.evidence
-
-    best = max(at(unit) for unit in units)
-    return [unit for n, unit in enumerate(units) if n < KEEP or at(unit) >= best - (GAP or 0.0)]
 
 
 def _spans(passages: list[Evidence]) -> list[tuple[int, int]]:

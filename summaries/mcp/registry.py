@@ -136,9 +136,14 @@ def tool_error(err: Exception) -> ToolError:
     return ToolError("The server had an error while running this tool.")
 
 
+def retry_seconds(wait: float | None) -> int:
+    """Whole seconds to wait before trying again, at least one (a throttle's wait may be a fraction, or unknown)."""
+    return max(1, math.ceil(wait or 0))
+
+
 def throttled_message(wait: float | None) -> str:
     """A refusal at the per-user rate, naming the rate and when to try again."""
-    retry = f"; try again in {max(1, math.ceil(wait))} seconds" if wait is not None else ""
+    retry = f"; try again in {retry_seconds(wait)} seconds" if wait is not None else ""
     return (
         f"Too many requests: this account may make {settings.API_THROTTLE_USER} "
         f"(API_THROTTLE_USER, tool calls and REST API requests together){retry}."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nexus.api.throttling import anonymous_wait
-from summaries.mcp.registry import TOOLS, KeySource, bearer_key, key_user
+from summaries.mcp.registry import TOOLS, KeySource, bearer_key, key_user, retry_seconds
 
 #: The JSON-RPC error code of a request refused for its key or its rate
 #: (in the range JSON-RPC leaves to the server).
@@ -83,7 +82,7 @@ def refusal(status: int, message: str, *, retry_after: float | None = None) -> J
     if status == 401:
         answer.headers["WWW-Authenticate"] = "Bearer"
     if retry_after is not None:
-        answer.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+        answer.headers["Retry-After"] = str(retry_seconds(retry_after))
     return answer
 
 
@@ -108,7 +107,7 @@ class RequireApiKey:
         except exceptions.Throttled as err:
             message = (
                 f"Too many requests with a refused key from this address: {settings.API_THROTTLE_ANON} "
-                f"(API_THROTTLE_ANON); try again in {max(1, math.ceil(err.wait or 0))} seconds."
+                f"(API_THROTTLE_ANON); try again in {retry_seconds(err.wait)} seconds."
             )
             await refusal(429, message, retry_after=err.wait)(scope, receive, send)
             return

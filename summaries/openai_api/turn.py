@@ -22,7 +22,7 @@ from summaries.inference import ChatStream, Completion, InferenceError, deadline
 from summaries.model_cap import chat_call_record
 from summaries.openai_api.memory import MEMORY_HEADER, model_messages
 from summaries.openai_api.request import ChatRequest
-from summaries.turn_metadata import stored_reply, turn_metadata
+from summaries.turn_metadata import stored_turn
 
 
 @dataclass(slots=True)
@@ -68,14 +68,12 @@ def turn_store(
 ) -> FinishedTurn:
     """The finished exchange as an episode; ``SessionNotFound`` if the session went meanwhile."""
     assert turn.session is not None  # a turn without one is never stored
-    response, cut = stored_reply(completion.text, session=turn.session)
-    metadata = turn_metadata(
+    response, metadata = stored_turn(
         source="openai_api",
         completion=completion,
         context=turn.context,
         session=turn.session,
         question=turn.request.question,
-        reply_cut=cut,
     )
     if turn.request.user:
         metadata["openai_user"] = turn.request.user
