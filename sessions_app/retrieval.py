@@ -91,7 +91,9 @@ class PendingRanking:
         (an episode found by meaning alone has no matched terms), chosen so
         that they do not repeat each other (``varied``: the context's). The
         search endpoint's (neither flag): only episodes that hold a word of
-        the question, ordered as the context scores them. ``lift``: points
+        the question, ordered as the context scores them, but that only
+        they are compared by their passages (the closest by meaning alone,
+        never listed, are not read). ``lift``: points
         added to these episodes' scores (those written when the question
         says, ``sessions_app.question_dates``), found or not otherwise."""
         excluded = list(exclude_ids)
@@ -108,7 +110,10 @@ class PendingRanking:
             # Passages are compared for the question's candidates alone: its
             # words' hits and the CONTEXT_RETRIEVE_CANDIDATES closest as whole
             # exchanges (fewer lowered recall: bench/README.md, read_scaling.py).
+            # Without those found by meaning alone (the search endpoint's), the
+            # words' hits alone: the closest are never listed.
             also=[hit.episode_id for hit in by_words],
+            refine=None if by_meaning_alone else 0,
             stamp=(self.session.end_user, self.session.memory_scope),
         )
         self.closeness = closeness

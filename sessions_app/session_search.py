@@ -1,8 +1,9 @@
 """One session's search, ranked as its context ranks earlier exchanges.
 
 The episodes that hold a word of the query, ordered by the context's score
-(``sessions_app.retrieval``: BM25 and closeness in meaning added up), with
-the snippets of ``sessions_app.search.results``. Exchanges the context would
+(``sessions_app.retrieval``: BM25 and closeness in meaning added up; only
+these episodes are compared by their passages), with the snippets of
+``sessions_app.search.results``. Exchanges the context would
 find by meaning alone are left out: a search box answers with what holds
 its words, which it highlights, and says so when nothing does.
 """
