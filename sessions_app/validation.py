@@ -34,6 +34,15 @@ def is_storable_text(text: str) -> bool:
     return True
 
 
+def storable(text: str) -> str:
+    """``text`` with what the database cannot store (a null character, a
+    lone surrogate) replaced by U+FFFD, the replacement character: for text
+    Nexus did not receive from a caller it can refuse (a model's reply)."""
+    if is_storable_text(text):
+        return text
+    return "".join("\ufffd" if c == "\x00" or "\ud800" <= c <= "\udfff" else c for c in text)
+
+
 def text_problem(value: str) -> str | None:
     """Why the database cannot store ``value``, or ``None``."""
     if is_storable_text(value):

@@ -233,3 +233,40 @@ def test_an_error_quoting_a_lone_surrogate_is_still_json_naming_the_field(api_cl
     assert response.status_code == 400
     assert response.json() == {"kind": ['"\ud800" is not a valid choice.']}
     assert b"\\ud800" in response.content
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    "reply", ["nul \x00 in the reply", "lone \ud800 surrogate"], ids=["nul", "surrogate"]
+)
+def test_a_model_reply_the_database_cannot_store_is_stored_with_replacement_characters(
+    api_client, model, session, reply, stream
+):
+    # What a model server sends as JSON escapes; the turn must not be lost to it.
+    model.set_mode("ok", answers=[reply] * 2)
+    stored = reply.replace("\x00", "\ufffd").replace("\ud800", "\ufffd")
+    chat = api_client.post(
+        f"/api/sessions/{session.uuid}/chat/",
+        json.dumps({"message": "hi", "stream": stream}),
+        content_type="application/json",
+    )
+    v1 = api_client.post(
+        "/v1/chat/completions",
+        json.dumps(
+            {
+                "model": "fake-chat",
+                "stream": stream,
+                "messages": [{"role": "user", "content": "hi again"}],
+                "metadata": {"nexus_session": str(session.uuid)},
+            }
+        ),
+        content_type="application/json",
+    )
+    for response in (chat, v1):
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert response.status_code in (200, 201), body[:300]
+        assert "\ufffd".encode() in body or b"\\ufffd" in body
+    assert list(Episode.objects.filter(session=session).values_list("response", flat=True)) == [
+        stored,
+        stored,
+    ]

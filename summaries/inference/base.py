@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 
 from sessions_app.tokens import count_tokens
+from sessions_app.validation import storable
 
 #: A chat message as the OpenAI and Ollama APIs take it: ``{"role": ..., "content": ...}``.
 Message = Mapping[str, str]
@@ -161,6 +162,8 @@ class ChatStream(Iterator[str]):
                 if self.completion is None:
                     self.completion = self._finish("".join(self._parts))
                 raise
+        # What the database cannot store never reaches the client either: the stored reply is what was shown.
+        chunk = storable(chunk)
         self._parts.append(chunk)
         return chunk
 
@@ -289,14 +292,16 @@ class InferenceClient(ABC):
         messages: Sequence[Message],
         watch: Stopwatch,
     ) -> Completion:
-        """The ``Completion`` for an answer, refusing empty text and filling
-        token counts the server did not report with our own count."""
+        """The ``Completion`` for an answer, refusing empty text, replacing
+        what the database cannot store (``sessions_app.validation.storable``)
+        and filling token counts the server did not report with our own count."""
         if text is None or not text.strip():
             raise PermanentInferenceError("the model returned empty content", backend=self.name)
         # Read the clock first: our own token counting is not the model's time.
         duration_ms = watch.elapsed_ms
-        # Surrounding blank lines are template residue, not content worth storing.
-        text = text.strip()
+        # Surrounding blank lines are template residue, not content worth storing;
+        # a null character or a lone surrogate (a JSON escape a server may send) could not be stored.
+        text = storable(text.strip())
         return Completion(
             text=text,
             model=model,
