@@ -82,6 +82,9 @@ def test_hostile_text_in_every_read_parameter(api_client, stored, text):
         (f"/api/sessions/{text}/", {}),
         ("/api/sessions/", {"page": text}),
         ("/api/notes/", {"session": text}),
+        ("/api/notes/", {"end_user": text, "kind": text}),
+        ("/api/sessions/", {"end_user": text, "memory_scope": text}),
+        ("/api/me/export/", {"end_user": text}),
     ]:
         try:
             response = api_client.get(path, params)
@@ -270,3 +273,11 @@ def test_a_model_reply_the_database_cannot_store_is_stored_with_replacement_char
         stored,
         stored,
     ]
+
+
+def test_a_null_character_in_the_exports_end_user_is_a_400_naming_it(api_client, stored):
+    response = api_client.get("/api/me/export/", {"end_user": "a\x00b"})
+    assert response.status_code == 400
+    assert list(response.json()) == ["end_user"]
+    response = api_client.get("/api/me/export/", {"end_user": "x" * 201})
+    assert response.status_code == 400 and list(response.json()) == ["end_user"]

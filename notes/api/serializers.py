@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from notes.models import NOTE_MAX_CHARS, Note
+from sessions_app.api.validators import end_user_field
 
 
 class NoteSerializer(serializers.ModelSerializer):
@@ -45,6 +46,12 @@ class NoteWriteSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None,
         help_text="A session-scoped session the note belongs to alone; a shared one: its end user's notes.",
     )  # fmt: skip
+
+
+class NoteFilterSerializer(serializers.Serializer):
+    """``?end_user=`` of the note list: absent, all; present and empty, the owner's in person."""
+
+    end_user = end_user_field()
 
 
 class NoteChangeSerializer(serializers.Serializer):

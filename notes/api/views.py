@@ -17,7 +17,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.pagination import SessionPagination
-from notes.api.serializers import NoteChangeSerializer, NoteSerializer, NoteWriteSerializer
+from notes.api.serializers import (
+    NoteChangeSerializer,
+    NoteFilterSerializer,
+    NoteSerializer,
+    NoteWriteSerializer,
+)
 from notes.models import Note
 from notes.services import NoteInvalid, note_create, note_delete, note_list, note_update
 from sessions_app.access import end_user_written
@@ -50,7 +55,9 @@ class NoteListView(generics.ListCreateAPIView):
 
     def get_queryset(self) -> QuerySet[Note]:
         params = self.request.query_params
-        notes = note_list(user=self.request.user, end_user=params.get("end_user"))
+        query = NoteFilterSerializer(data=params)
+        query.is_valid(raise_exception=True)
+        notes = note_list(user=self.request.user, end_user=query.validated_data.get("end_user"))
         source = params.get("source_episode")
         if source is not None:
             if not source.isascii() or not source.isdigit() or len(source) > 18:

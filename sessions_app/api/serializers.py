@@ -11,7 +11,7 @@ from django.utils.timezone import is_aware
 from rest_framework import serializers
 
 from nexus.api.pagination import MAX_ID
-from sessions_app.api.validators import LimitedTextField, MetadataField
+from sessions_app.api.validators import LimitedTextField, MetadataField, end_user_field
 from sessions_app.models import END_USER_MAX_CHARS, ChatSession, Episode, MemoryScope
 from sessions_app.shown_metadata import show_metadata
 from sessions_app.validation import episode_problems
@@ -75,9 +75,7 @@ class SessionFilterSerializer(serializers.Serializer):
     """``?end_user=&memory_scope=`` of the session list: absent, all;
     ``end_user`` present and empty, the owner's sessions in person."""
 
-    end_user = serializers.CharField(
-        max_length=END_USER_MAX_CHARS, required=False, allow_blank=True, trim_whitespace=False
-    )
+    end_user = end_user_field()
     memory_scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
 
 

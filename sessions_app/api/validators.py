@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from sessions_app.models import END_USER_MAX_CHARS
 from sessions_app.question_dates import parse_asked_at
 from sessions_app.validation import metadata_problem, text_problem
 
@@ -92,3 +93,12 @@ class AskedAtField(serializers.Field):
 
     def to_representation(self, value: datetime) -> str:
         return value.isoformat()
+
+
+def end_user_field(**kwargs: Any) -> serializers.CharField:
+    """An end user's id as a filter takes it: optional, empty for the owner in
+    person, kept as written; like every ``CharField`` it refuses a null
+    character or a lone surrogate (which no query could compare) by name."""
+    return serializers.CharField(
+        required=False, allow_blank=True, max_length=END_USER_MAX_CHARS, trim_whitespace=False, **kwargs
+    )

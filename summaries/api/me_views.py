@@ -23,7 +23,6 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import permissions, serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -31,7 +30,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from nexus.api.keys.api import NotThroughAnApiKey
-from sessions_app.models import END_USER_MAX_CHARS
+from sessions_app.api.validators import end_user_field
 from summaries.erasure import user_memory_erase
 from summaries.transfer import user_export_lines
 
@@ -65,12 +64,8 @@ def export_body(lines: Iterator[str]) -> Iterator[str]:
 
 class EraseSerializer(serializers.Serializer):
     confirm = serializers.CharField(help_text="The caller's username, to confirm.", trim_whitespace=False)
-    end_user = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        max_length=END_USER_MAX_CHARS,
-        trim_whitespace=False,
-        help_text="Erase only this end user's sessions and notes (empty: the owner in person's).",
+    end_user = end_user_field(
+        help_text="Erase only this end user's sessions and notes (empty: the owner in person's)."
     )
 
     def validate_confirm(self, value: str) -> str:
@@ -117,6 +112,12 @@ class AnyAcceptNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+class ExportQuerySerializer(serializers.Serializer):
+    end_user = end_user_field(
+        help_text="Only this end user's sessions and notes (empty: the owner in person's)."
+    )
+
+
 class MeExportView(APIView):
     permission_classes = (permissions.IsAuthenticated, NotThroughAnApiKey)
     content_negotiation_class = AnyAcceptNegotiation
@@ -132,10 +133,10 @@ class MeExportView(APIView):
         ],
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        end_user = request.query_params.get("end_user")
-        if end_user is not None and len(end_user) > END_USER_MAX_CHARS:
-            raise ValidationError({"end_user": f"At most {END_USER_MAX_CHARS} characters."})
-        lines = user_export_lines(user=request.user, end_user=end_user)
+        # Checked as the erasure's: a null character, which the database cannot compare, is a 400.
+        query = ExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        lines = user_export_lines(user=request.user, end_user=query.validated_data.get("end_user"))
         response = StreamingHttpResponse(export_body(lines), content_type=NDJSON)
         response["Content-Disposition"] = 'attachment; filename="nexus-export.jsonl"'
         response["Cache-Control"] = "no-store"
