@@ -47,7 +47,7 @@ STEPS = [
     (Future, "result", "  waiting for the question's vector"),
     (semantic, "closeness", "  closeness in meaning (neighbours.closeness)"),
     (passage_rows, "fetch_by_ids", "    the candidates' rows: the query"),
-    (passage_rows, "to_matrix", "    the candidates' rows: float16 to float32"),
+    (passage_rows, "to_matrix", "    the candidates' rows: to float32"),
     (retrieval, "fuse", "  fusing the rankings, varied (fuse)"),
     (retrieval, "rank_question", "the question's words ranked (rank_question)"),
     (context, "retrieved_pieces", "the ranked exchanges quoted (retrieved_pieces)"),

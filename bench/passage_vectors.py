@@ -1,9 +1,9 @@
 """What passage vectors over the whole text cost: bytes stored per episode and encoder time.
 
 An episode is stored as its whole exchange's vector and one vector per
-passage (sessions_app.semantic.passages), 768 bytes each (384 float16) plus
-8 bytes for each passage's span. Printed for the exchanges of the
-assistant-shaped set (bench/recall_assistant.py, seed 7) near 1,000 tokens
+passage (sessions_app.semantic.passages), ``VECTOR_BYTES`` each (384 int8
+values and their scale) plus 8 bytes for each passage's span. Printed for
+the exchanges of the assistant-shaped set (bench/recall_assistant.py, seed 7) near 1,000 tokens
 (a typical assistant exchange) and for short ones (the synthetic set's, about
 100 tokens), beside the older layout (passages of the first 2,000 characters
 of each side, 8 vectors at most); then the encoder's time per 1,000 tokens
@@ -91,7 +91,7 @@ def main() -> None:
     short = recall_synthetic.make_conversations(7, 1, 320)[0].exchanges
     typical = [e for e in assistant if 800 <= tokens_of(e) <= 1200]
     cap = settings.SEMANTIC_PASSAGE_TOKENS_PER_EPISODE
-    print(f"SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = {cap}; 768 bytes a vector, 8 a span")
+    print(f"SEMANTIC_PASSAGE_TOKENS_PER_EPISODE = {cap}; {VECTOR_BYTES} bytes a vector, 8 a span")
     print()
     print("| exchanges | tokens | vectors | bytes stored | older layout | bytes per 1,000 tokens |")
     print("|---|---|---|---|---|---|")

@@ -169,9 +169,9 @@ class EpisodeVector(models.Model):
     episode_id = models.BigIntegerField(primary_key=True)
     session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="+", db_index=False)
     token_count = models.PositiveIntegerField()
-    # Vectors of float16, little-endian (the whole exchange's, then one per
-    # passage, up to SEMANTIC_PASSAGE_TOKENS_PER_EPISODE of text): half the
-    # size of float32 and no loss a cosine notices.
+    # Vectors as each one's scale and int8 values (semantic.vectors: the
+    # whole exchange's, then one per passage, up to
+    # SEMANTIC_PASSAGE_TOKENS_PER_EPISODE of text): a quarter of float32's size.
     vector = models.BinaryField()
     # Each passage vector's [start, end) in user_input + response, int32
     # pairs (semantic.vectors); empty in rows written before they were kept

@@ -167,7 +167,8 @@ class Closeness:
             return []
         best = np.argpartition(-self.similarity, count - 1)[:count]
         best = best[np.argsort(-self.similarity[best], kind="stable")]
-        return [self._neighbour(i) for i in best]
+        columns = (self.ids[best], self.similarity[best], self.tokens[best], self.standing[best])
+        return [Neighbour(*row) for row in zip(*(column.tolist() for column in columns), strict=True)]
 
     def standing_of(self, episode_ids: Iterable[int]) -> dict[int, float]:
         """The standing of each of these episodes that was compared (and not excluded)."""
@@ -190,11 +191,6 @@ class Closeness:
         """The ids asked for, where each is in ``ids`` (clamped), and whether it is there."""
         wanted = np.fromiter(episode_ids, dtype=np.int64)
         return wanted, *_find(self.ids, wanted)
-
-    def _neighbour(self, i: int) -> Neighbour:
-        return Neighbour(
-            int(self.ids[i]), float(self.similarity[i]), int(self.tokens[i]), float(self.standing[i])
-        )
 
 
 def closeness(

@@ -1,14 +1,23 @@
 """How vectors are stored: an episode's row holds one or more vectors
 (``passages.episode_encoding``: the whole exchange first), each
-``DIMENSIONS`` float16 values, little-endian, one after another, and the
-``[start, end)`` of each passage's text in ``user_input + response`` as
-pairs of little-endian int32 (``EpisodeVector.spans``: one pair per vector
-after the first). Rows written before passages were encoded hold the whole
-exchange's vector alone; rows written before passages covered the whole
-text hold up to seven passages of the first 2,000 characters of each side
-and no spans. Both are read the same way (``stored_passages`` gives them
-without spans), until the sweep encodes them again
-(``sessions_app.semantic.backlog``)."""
+``VECTOR_BYTES``: its scale as a little-endian float32, then its
+``DIMENSIONS`` values as int8, the vector being the values times the
+scale. A quarter of float32's bytes and half of float16's, and read back
+at a quarter of float16's cost (numpy converts int8 with vector
+instructions, float16 one value at a time): a question's candidates' rows
+are read and converted on every context (bench/README.md, context_steps.py).
+Each value is rounded to the nearest of 255 steps of its vector's range:
+for the encoder's vectors (the largest value about 0.2) a cosine moves by
+0.002 at most (tests/semantic/test_vector_bytes.py).
+
+Beside them, the ``[start, end)`` of each passage's text in
+``user_input + response`` as pairs of little-endian int32
+(``EpisodeVector.spans``: one pair per vector after the first). Rows
+written before passages were encoded hold the whole exchange's vector
+alone; rows written before passages covered the whole text hold up to
+seven passages of the first 2,000 characters of each side and no spans.
+Both are read the same way (``stored_passages`` gives them without spans),
+until the sweep encodes them again (``sessions_app.semantic.backlog``)."""
 
 from __future__ import annotations
 
@@ -19,14 +28,21 @@ import numpy as np
 
 from sessions_app.semantic.encoder import DIMENSIONS
 
-_STORED = np.dtype("<f2")
+#: The values' largest magnitude, given to each vector's largest.
+_LEVELS = 127
+_STORED = np.dtype([("scale", "<f4"), ("values", "i1", (DIMENSIONS,))])
 _SPAN = np.dtype("<i4")
-VECTOR_BYTES = DIMENSIONS * _STORED.itemsize
+VECTOR_BYTES = _STORED.itemsize
 
 
 def to_bytes(vectors: np.ndarray) -> bytes:
     """One episode's vectors (a vector, or a matrix of them as rows)."""
-    return np.atleast_2d(vectors).astype(_STORED).tobytes()
+    matrix = np.atleast_2d(vectors).astype(np.float32)
+    stored = np.zeros(len(matrix), dtype=_STORED)
+    stored["scale"] = np.abs(matrix).max(axis=1, initial=0.0) / _LEVELS
+    divisor = np.where(stored["scale"] > 0, stored["scale"], 1.0)  # a zero vector stays zero
+    stored["values"] = np.clip(np.rint(matrix / divisor[:, None]), -_LEVELS, _LEVELS)
+    return stored.tobytes()
 
 
 def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +52,9 @@ def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarr
         return np.zeros((0, DIMENSIONS), dtype=np.float32), np.zeros(0, dtype=np.int64)
     joined = b"".join(bytes(blob) for blob in blobs)
     counts = np.fromiter((len(blob) // VECTOR_BYTES for blob in blobs), dtype=np.int64, count=len(blobs))
-    matrix = np.frombuffer(joined, dtype=_STORED).reshape(-1, DIMENSIONS).astype(np.float32)
+    stored = np.frombuffer(joined, dtype=_STORED)
+    matrix = stored["values"].astype(np.float32)
+    matrix *= stored["scale"][:, None]
     return matrix, counts
 
 

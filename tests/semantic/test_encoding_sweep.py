@@ -307,7 +307,7 @@ def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwh
     from sessions_app.semantic import closeness, question_vector
     from sessions_app.semantic.encoder import encoder
     from sessions_app.semantic.passages import older_layout, passage_spans
-    from sessions_app.semantic.vectors import spans_of, to_bytes, to_matrix
+    from sessions_app.semantic.vectors import spans_of, to_matrix
 
     fact = "The staging database listens on port 6432 behind pgbouncer."
     filler = " ".join(f"Step {n}: run the tests again and compare the timings." for n in range(90))
@@ -329,7 +329,8 @@ def test_rows_of_the_older_layout_are_encoded_again_by_the_sweep_and_read_meanwh
                 episode_id=episode.pk,
                 session=before,
                 token_count=9,
-                vector=to_bytes(encoder().encode(layout)),
+                # float16, as vectors were stored then (migration 0016 rewrites them)
+                vector=encoder().encode(layout).astype("<f2").tobytes(),
             )
         OldSession.objects.filter(pk=before.pk).update(
             encoded_through_position=2, cached_episode_count=2, cached_last_episode_id=episode.pk

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from sessions_app.semantic import question_vector
 from sessions_app.semantic.neighbours import closeness, forget
 from sessions_app.semantic.store import embed_pending
+from sessions_app.semantic.vectors import VECTOR_BYTES
 from tests.factories import ChatSessionFactory
 
 pytestmark = pytest.mark.django_db
@@ -34,9 +35,9 @@ def _fill(session, n: int) -> None:
                 RETURNING id
             )
             INSERT INTO sessions_app_episodevector (episode_id, session_id, token_count, vector)
-            SELECT id, %s, 12, decode(repeat('00', 768), 'hex') FROM new
+            SELECT id, %s, 12, decode(repeat('00', %s), 'hex') FROM new
             """,
-            [session.pk, session.owner_id, n, session.pk],
+            [session.pk, session.owner_id, n, session.pk, VECTOR_BYTES],
         )
         cursor.execute(
             "UPDATE sessions_app_chatsession SET cached_episode_count = %s, cached_last_position = %s, "

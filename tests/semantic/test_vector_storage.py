@@ -1,4 +1,4 @@
-"""On PostgreSQL an episode's vector row of up to five vectors is kept in
+"""On PostgreSQL an episode's vector row of up to ten vectors is kept in
 the table's own pages, not in its TOAST table: a question's candidates are read
 by their ids, and each row kept out of line costs more reads (migration 0015)."""
 
@@ -10,7 +10,7 @@ from django.db import connection
 
 from sessions_app.models import EpisodeVector
 from sessions_app.semantic.encoder import DIMENSIONS
-from sessions_app.semantic.vectors import spans_to_bytes, to_bytes
+from sessions_app.semantic.vectors import VECTOR_BYTES, spans_to_bytes, to_bytes
 from sessions_app.services import episodes_bulk_create
 
 pytestmark = pytest.mark.django_db
@@ -41,11 +41,11 @@ def test_a_row_of_a_few_passages_stays_in_the_table_and_a_long_one_goes_out_of_l
         session=session, items=[{"user_input": f"Q {n}.", "response": f"A {n}."} for n in range(2)]
     )
     before = _toast_chunks()
-    _row(session, short, 5)  # 3.9 KB: past the 2 KB PostgreSQL would move out of line by default
+    _row(session, short, 10)  # 3.9 KB: past the 2 KB PostgreSQL would move out of line by default
     assert _toast_chunks() == before
-    _row(session, long, 6)  # 4.6 KB: more than half a page
+    _row(session, long, 11)  # 4.3 KB: more than half a page
     assert _toast_chunks() > before
     # Both read back whole.
     stored = dict(EpisodeVector.objects.filter(session=session).values_list("episode_id", "vector"))
-    assert len(bytes(stored[short.pk])) == 5 * DIMENSIONS * 2
-    assert len(bytes(stored[long.pk])) == 6 * DIMENSIONS * 2
+    assert len(bytes(stored[short.pk])) == 10 * VECTOR_BYTES
+    assert len(bytes(stored[long.pk])) == 11 * VECTOR_BYTES

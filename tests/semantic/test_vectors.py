@@ -8,6 +8,7 @@ import pytest
 from sessions_app.models import ChatSession, EpisodeVector
 from sessions_app.semantic import closeness, embed_pending, question_vector
 from sessions_app.semantic.neighbours import forget
+from sessions_app.semantic.vectors import VECTOR_BYTES
 from sessions_app.services import episodes_bulk_create
 from tests.factories import ChatSessionFactory, EpisodeFactory
 
@@ -33,7 +34,7 @@ def test_embed_pending_writes_what_is_missing_in_id_order_and_only_once(session)
     assert [v.episode_id for v in stored] == [e.pk for e in episodes]
     assert [v.token_count for v in stored] == [e.token_count for e in episodes]
     # Each row holds the whole exchange's vector, then its passages' (two here: one a side).
-    assert all(len(bytes(v.vector)) == 3 * 384 * 2 for v in stored)
+    assert all(len(bytes(v.vector)) == 3 * VECTOR_BYTES for v in stored)
 
 
 def test_nearest_ranks_by_meaning_excludes_and_is_bounded(session):
