@@ -16,7 +16,6 @@ the question's comparison with the session's vectors (``neighbours.closeness``).
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import statistics
 import subprocess
@@ -34,24 +33,11 @@ setup_write_bench()
 
 from threadpoolctl import threadpool_limits
 
+from bench.context_steps import spent, timed
 from bench.read_scaling import QUESTION
 from sessions_app import semantic
 from sessions_app.models import ChatSession
 from summaries import context
-
-closeness_ms: list[float] = []
-
-
-def timed_closeness(function):
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            closeness_ms.append((time.perf_counter() - start) * 1e3)
-
-    return wrapper
 
 
 def main() -> None:
@@ -63,7 +49,7 @@ def main() -> None:
     large = ChatSession.objects.filter(title="A large old").first()
     if large is None:
         sys.exit("No layout here: run bench/read_scaling.py on this database first.")
-    semantic.closeness = timed_closeness(semantic.closeness)
+    semantic.closeness = timed(semantic.closeness, "closeness")
     found = os.cpu_count() or 1  # OpenBLAS's default: a thread per core
 
     def run() -> None:
@@ -76,13 +62,13 @@ def main() -> None:
         for round_ in range(10 + args.runs):
             for threads in (found, 1) if round_ % 2 else (1, found):
                 with threadpool_limits(limits=threads, user_api="blas"):
-                    closeness_ms.clear()
+                    spent.clear()
                     start = time.perf_counter()
                     run()
                     took = (time.perf_counter() - start) * 1e3
                 if round_ >= 10:
                     times[threads][0].append(took)
-                    times[threads][1].append(sum(closeness_ms))
+                    times[threads][1].append(spent["closeness"] * 1e3)
     finally:
         for process in busy:
             process.kill()
