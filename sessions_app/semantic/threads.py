@@ -3,9 +3,10 @@
 numpy's OpenBLAS splits a product of a few thousand vectors over every core
 it finds. On a server those cores are busy with other requests, the
 database and the question's encoder, and a split product waits for its
-slowest part: with both cores of this machine loaded, comparing a question
-with 5,000 vectors took 12 ms instead of 0.2 ms on one thread, and a
-context of a long session 4 to 5 ms more (bench/README.md, read_scaling.py).
+slowest part: beside one busy process, comparing a question with a long
+session's vectors (``neighbours.closeness``) took 2 to 5 ms more at the
+median than on one thread, and twice as long at the 90th percentile
+(bench/README.md, blas_threads.py).
 Requests already run side by side, so each gets one thread, as the encoder
 does (``encoder.Encoder``). A thread count the operator set in the
 environment is kept.
