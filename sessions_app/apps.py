@@ -11,7 +11,9 @@ class SessionsAppConfig(AppConfig):
         # bound a request's statements.
         from nexus import login_limit, statement_timeout
         from nexus.api.authentication import connect_signals
+        from sessions_app.semantic.threads import one_blas_thread
 
         connect_signals()
         login_limit.connect_signals()
         statement_timeout.connect_signals()
+        one_blas_thread()

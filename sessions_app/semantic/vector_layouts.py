@@ -7,6 +7,7 @@ layout does not change what they do."""
 from __future__ import annotations
 
 import numpy as np
+from django.db import migrations
 
 DIMENSIONS = 384
 FLOAT16 = np.dtype("<f2")
@@ -45,3 +46,16 @@ def rewrite(model, field: str, convert) -> None:
             [model(pk=pk, **{field: convert(blob)}) for pk, blob in batch if blob], [field]
         )
         last = batch[-1][0]
+
+
+def rewriting(app_label: str, model_name: str, field: str) -> migrations.RunPython:
+    """The migration operation that rewrites the model's ``field`` from
+    float16 to scaled int8, and back when the migration is reversed."""
+
+    def to_int8(apps, schema_editor):
+        rewrite(apps.get_model(app_label, model_name), field, float16_to_int8)
+
+    def to_float16(apps, schema_editor):
+        rewrite(apps.get_model(app_label, model_name), field, int8_to_float16)
+
+    return migrations.RunPython(to_int8, to_float16)

@@ -3,15 +3,7 @@
 
 from django.db import migrations
 
-from sessions_app.semantic.vector_layouts import float16_to_int8, int8_to_float16, rewrite
-
-
-def to_int8(apps, schema_editor):
-    rewrite(apps.get_model("summaries", "SummaryIndex"), "vectors", float16_to_int8)
-
-
-def to_float16(apps, schema_editor):
-    rewrite(apps.get_model("summaries", "SummaryIndex"), "vectors", int8_to_float16)
+from sessions_app.semantic.vector_layouts import rewriting
 
 
 class Migration(migrations.Migration):
@@ -21,5 +13,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(to_int8, to_float16),
+        rewriting("summaries", "SummaryIndex", "vectors"),
     ]
