@@ -318,7 +318,8 @@ class SummaryIndex(models.Model):
     digest = models.CharField(max_length=40)
     # One list of terms per passage (summary_index.passage_terms), in order.
     words = models.JSONField(default=list)
-    # One vector per passage, as episodes' are stored (sessions_app.semantic.vectors); empty with retrieval by meaning off.
+    # One vector per passage, stored as episodes' are (sessions_app.semantic.vectors);
+    # empty with retrieval by meaning off.
     vectors = models.BinaryField(default=b"")
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -7,7 +7,6 @@ from sessions_app.semantic.vector_layouts import rewriting
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("sessions_app", "0015_episode_vector_inline"),
     ]

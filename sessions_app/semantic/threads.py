@@ -6,10 +6,9 @@ database and the question's encoder, and a split product waits for its
 slowest part: beside one busy process, comparing a question with a long
 session's vectors (``neighbours.closeness``) took 2 to 5 ms more at the
 median than on one thread, and twice as long at the 90th percentile
-(bench/README.md, blas_threads.py).
-Requests already run side by side, so each gets one thread, as the encoder
-does (``encoder.Encoder``). A thread count the operator set in the
-environment is kept.
+(bench/README.md, blas_threads.py). Requests already run side by side, so
+each gets one thread, as the encoder does (``encoder.Encoder``). A thread
+count the operator set in the environment is kept.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from sessions_app.semantic.vector_layouts import rewriting
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("summaries", "0011_utility_call_notes_kind"),
     ]
