@@ -113,6 +113,10 @@ def test_concurrent_writers_and_workers_on_one_session(worker_fleet, fake_model_
             connections.close_all()
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    # Each writer holds a connection of the process's pool (8) until it is done:
+    # this thread's goes back first, or the last writer waits for one and, on
+    # a loaded machine, gives up after the pool's timeout.
+    connections.close_all()
     for thread in threads:
         thread.start()
     for thread in threads:
