@@ -89,3 +89,32 @@ def test_the_migration_rewrites_every_row_batch_by_batch(session, monkeypatch):
     assert {pk: bytes(blob) for pk, blob in stored.items()} == {
         pk: to_bytes(matrix.astype(np.float32)) for pk, matrix in matrices.items()
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_reverses_to_float16_and_forward_again(session):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from sessions_app import services
+    from sessions_app.models import EpisodeVector
+
+    (episode,) = services.episodes_bulk_create(session=session, items=[{"user_input": "Q.", "response": "A."}])
+    vectors = _encoded()[:3]
+    EpisodeVector.objects.create(episode_id=episode.pk, session=session, token_count=2, vector=to_bytes(vectors))
+    stored = bytes(EpisodeVector.objects.get(episode_id=episode.pk).vector)
+    executor = MigrationExecutor(connection)
+    executor.migrate([("sessions_app", "0015_episode_vector_inline")])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT vector FROM sessions_app_episodevector WHERE episode_id = %s", [episode.pk])
+            (before,) = cursor.fetchone()
+        float16 = np.frombuffer(bytes(before), dtype="<f2").reshape(-1, DIMENSIONS)
+        assert float16.shape == (3, DIMENSIONS)
+        assert np.abs(float16.astype(np.float32) - vectors).max() < 0.002
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    again, _ = to_matrix([EpisodeVector.objects.get(episode_id=episode.pk).vector])
+    # Rounded twice (to float16 and back to int8): within a step of what was stored.
+    assert again.shape == (3, DIMENSIONS) and np.abs(again - to_matrix([stored])[0]).max() < 0.002
