@@ -99,15 +99,21 @@ def test_the_migration_reverses_to_float16_and_forward_again(session):
     from sessions_app import services
     from sessions_app.models import EpisodeVector
 
-    (episode,) = services.episodes_bulk_create(session=session, items=[{"user_input": "Q.", "response": "A."}])
+    (episode,) = services.episodes_bulk_create(
+        session=session, items=[{"user_input": "Q.", "response": "A."}]
+    )
     vectors = _encoded()[:3]
-    EpisodeVector.objects.create(episode_id=episode.pk, session=session, token_count=2, vector=to_bytes(vectors))
+    EpisodeVector.objects.create(
+        episode_id=episode.pk, session=session, token_count=2, vector=to_bytes(vectors)
+    )
     stored = bytes(EpisodeVector.objects.get(episode_id=episode.pk).vector)
     executor = MigrationExecutor(connection)
     executor.migrate([("sessions_app", "0015_episode_vector_inline")])
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT vector FROM sessions_app_episodevector WHERE episode_id = %s", [episode.pk])
+            cursor.execute(
+                "SELECT vector FROM sessions_app_episodevector WHERE episode_id = %s", [episode.pk]
+            )
             (before,) = cursor.fetchone()
         float16 = np.frombuffer(bytes(before), dtype="<f2").reshape(-1, DIMENSIONS)
         assert float16.shape == (3, DIMENSIONS)
