@@ -1,34 +1,48 @@
-"""Stored vectors rewritten from one layout to another, for the migrations
-that change it: float16 values, and each vector's float32 scale followed
-by its int8 values (``sessions_app.semantic.vectors``). Frozen here as they
-were when those migrations were written, so a later change of the live
-layout does not change what they do."""
+"""Every layout vectors have been stored in, and the rewrite from one to
+the next for the migrations that change it: float16 values (until
+sessions_app migration 0016), then each vector's float32 scale followed by
+its int8 values (``sessions_app.semantic.vectors`` stores the newest). A
+new layout is added here, not written over an old one, so a migration
+written for one keeps doing what it did."""
 
 from __future__ import annotations
 
 import numpy as np
-from django.db import migrations
 
-DIMENSIONS = 384
+from sessions_app.semantic.encoder import DIMENSIONS
+
 FLOAT16 = np.dtype("<f2")
 SCALED_INT8 = np.dtype([("scale", "<f4"), ("values", "i1", (DIMENSIONS,))])
+#: The int8 values' largest magnitude, given to each vector's largest.
 LEVELS = 127
 #: Rows read and written at a time.
 BATCH = 1000
 
 
-def float16_to_int8(blob: bytes) -> bytes:
-    matrix = np.frombuffer(bytes(blob), dtype=FLOAT16).reshape(-1, DIMENSIONS).astype(np.float32)
+def scaled_int8_bytes(matrix: np.ndarray) -> bytes:
+    """Vectors (rows) as each one's scale and int8 values."""
+    matrix = np.atleast_2d(matrix).astype(np.float32)
     stored = np.zeros(len(matrix), dtype=SCALED_INT8)
     stored["scale"] = np.abs(matrix).max(axis=1, initial=0.0) / LEVELS
-    divisor = np.where(stored["scale"] > 0, stored["scale"], 1.0)
+    divisor = np.where(stored["scale"] > 0, stored["scale"], 1.0)  # a zero vector stays zero
     stored["values"] = np.clip(np.rint(matrix / divisor[:, None]), -LEVELS, LEVELS)
     return stored.tobytes()
 
 
+def scaled_int8_matrix(blob: bytes) -> np.ndarray:
+    """``scaled_int8_bytes`` read back: a float32 row per vector."""
+    stored = np.frombuffer(blob, dtype=SCALED_INT8)
+    matrix = stored["values"].astype(np.float32)
+    matrix *= stored["scale"][:, None]
+    return matrix
+
+
+def float16_to_int8(blob: bytes) -> bytes:
+    return scaled_int8_bytes(np.frombuffer(bytes(blob), dtype=FLOAT16).reshape(-1, DIMENSIONS))
+
+
 def int8_to_float16(blob: bytes) -> bytes:
-    stored = np.frombuffer(bytes(blob), dtype=SCALED_INT8)
-    return (stored["values"].astype(np.float32) * stored["scale"][:, None]).astype(FLOAT16).tobytes()
+    return scaled_int8_matrix(bytes(blob)).astype(FLOAT16).tobytes()
 
 
 def rewrite(model, field: str, convert) -> None:
@@ -48,9 +62,10 @@ def rewrite(model, field: str, convert) -> None:
         last = batch[-1][0]
 
 
-def rewriting(app_label: str, model_name: str, field: str) -> migrations.RunPython:
+def rewriting(app_label: str, model_name: str, field: str):
     """The migration operation that rewrites the model's ``field`` from
     float16 to scaled int8, and back when the migration is reversed."""
+    from django.db import migrations
 
     def to_int8(apps, schema_editor):
         rewrite(apps.get_model(app_label, model_name), field, float16_to_int8)

@@ -27,22 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from sessions_app.semantic.encoder import DIMENSIONS
+from sessions_app.semantic.vector_layouts import SCALED_INT8, scaled_int8_bytes, scaled_int8_matrix
 
-#: The values' largest magnitude, given to each vector's largest.
-_LEVELS = 127
-_STORED = np.dtype([("scale", "<f4"), ("values", "i1", (DIMENSIONS,))])
 _SPAN = np.dtype("<i4")
-VECTOR_BYTES = _STORED.itemsize
+VECTOR_BYTES = SCALED_INT8.itemsize
 
 
 def to_bytes(vectors: np.ndarray) -> bytes:
     """One episode's vectors (a vector, or a matrix of them as rows)."""
-    matrix = np.atleast_2d(vectors).astype(np.float32)
-    stored = np.zeros(len(matrix), dtype=_STORED)
-    stored["scale"] = np.abs(matrix).max(axis=1, initial=0.0) / _LEVELS
-    divisor = np.where(stored["scale"] > 0, stored["scale"], 1.0)  # a zero vector stays zero
-    stored["values"] = np.clip(np.rint(matrix / divisor[:, None]), -_LEVELS, _LEVELS)
-    return stored.tobytes()
+    return scaled_int8_bytes(vectors)
 
 
 def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarray]:
@@ -52,10 +45,7 @@ def to_matrix(blobs: Sequence[bytes | memoryview]) -> tuple[np.ndarray, np.ndarr
         return np.zeros((0, DIMENSIONS), dtype=np.float32), np.zeros(0, dtype=np.int64)
     joined = b"".join(bytes(blob) for blob in blobs)
     counts = np.fromiter((len(blob) // VECTOR_BYTES for blob in blobs), dtype=np.int64, count=len(blobs))
-    stored = np.frombuffer(joined, dtype=_STORED)
-    matrix = stored["values"].astype(np.float32)
-    matrix *= stored["scale"][:, None]
-    return matrix, counts
+    return scaled_int8_matrix(joined), counts
 
 
 def spans_to_bytes(spans: Iterable[tuple[int, int]]) -> bytes:
