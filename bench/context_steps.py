@@ -34,7 +34,7 @@ setup_write_bench()
 from bench.read_scaling import QUESTION
 from sessions_app import retrieval, semantic
 from sessions_app.models import ChatSession
-from sessions_app.semantic import passage_rows, vectors
+from sessions_app.semantic import neighbours, passage_rows, variety, vectors
 from summaries import context
 from summaries.context import retrieved, sources
 
@@ -46,13 +46,20 @@ STEPS = [
     (retrieval.PendingRanking, "hits", "retrieval's ranking (PendingRanking.hits)"),
     (Future, "result", "  waiting for the question's vector"),
     (semantic, "closeness", "  closeness in meaning (neighbours.closeness)"),
-    (passage_rows, "fetch_by_ids", "    the candidates' rows: the query"),
-    (passage_rows, "to_matrix", "    the candidates' rows: to float32"),
+    (neighbours, "_session_vectors", "    the kept whole exchanges, newer ones read"),
+    (neighbours, "_candidates", "    the candidates chosen (_candidates)"),
+    (passage_rows.PassageRows, "read", "    the candidates' rows (PassageRows.read)"),
+    (passage_rows, "fetch_by_ids", "      the query"),
+    (passage_rows, "to_matrix", "      to float32"),
+    (neighbours.Closeness, "of", "    standings, closest passages (Closeness.of)"),
     (retrieval, "fuse", "  fusing the rankings, varied (fuse)"),
+    (variety, "varied", "    the choice that varies them (varied)"),
     (retrieval, "rank_question", "the question's words ranked (rank_question)"),
     (context, "retrieved_pieces", "the ranked exchanges quoted (retrieved_pieces)"),
+    (retrieved, "cannot_clear", "  those that cannot clear the floor (cannot_clear)"),
     (sources, "quoted_texts", "  their text and marked words (quoted_texts)"),
     (retrieved, "passage_evidence", "  their passages' evidence (passage_evidence)"),
+    (retrieved, "select", "  the passages chosen (select)"),
     (sources, "recent_window", "the recent window (recent_window)"),
 ]
 
