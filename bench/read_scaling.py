@@ -167,7 +167,9 @@ def give_vectors(session: ChatSession) -> None:
     """Every episode of a timed session gets its vectors, as many as the
     encoding task would give it (sessions_app.semantic.passages). Random unit
     vectors, written directly: what finding the nearest costs does not depend
-    on the values, and encoding 100,000 episodes would take this machine hours."""
+    on the values, and encoding 100,000 episodes would take this machine hours.
+    What is quoted does: among the large session's vectors a few stand over the
+    relevance floor by chance, among the small one's none (bench/README.md)."""
     import numpy as np
 
     from sessions_app.models import Episode, EpisodeVector
