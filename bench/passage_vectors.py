@@ -4,9 +4,9 @@ An episode is stored as its whole exchange's vector and one vector per
 passage (sessions_app.semantic.passages), ``VECTOR_BYTES`` each (384 int8
 values and their scale) plus 8 bytes for each passage's span. Printed for
 the exchanges of the assistant-shaped set (bench/recall_assistant.py, seed
-7) near 1,000 tokens (a typical assistant exchange) and for short ones (the synthetic set's, about
-100 tokens), beside the older layout (passages of the first 2,000 characters
-of each side, 8 vectors at most); then the encoder's time per 1,000 tokens
+7) near 1,000 tokens (a typical assistant exchange) and for short ones (the
+synthetic set's, about 100 tokens), beside the older layout (passages of the
+first 2,000 characters of each side, 8 vectors at most); then the encoder's time per 1,000 tokens
 of text, on one core as a worker runs it, and what the tokens-per-episode
 cap leaves out of the set's exchanges at a few settings.
 

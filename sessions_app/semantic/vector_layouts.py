@@ -7,10 +7,16 @@ written for one keeps doing what it did."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from sessions_app.semantic.encoder import DIMENSIONS
+if TYPE_CHECKING:
+    from django.db.migrations import RunPython
 
+#: A vector's values in every layout so far: the encoder's when they were
+#: written (``sessions_app.semantic.encoder``), frozen with them.
+DIMENSIONS = 384
 FLOAT16 = np.dtype("<f2")
 SCALED_INT8 = np.dtype([("scale", "<f4"), ("values", "i1", (DIMENSIONS,))])
 #: The int8 values' largest magnitude, given to each vector's largest.
@@ -62,7 +68,7 @@ def rewrite(model, field: str, convert) -> None:
         last = batch[-1][0]
 
 
-def rewriting(app_label: str, model_name: str, field: str):
+def rewriting(app_label: str, model_name: str, field: str) -> RunPython:
     """The migration operation that rewrites the model's ``field`` from
     float16 to scaled int8, and back when the migration is reversed."""
     from django.db import migrations
